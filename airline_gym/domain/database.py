@@ -1,0 +1,240 @@
+"""The airline database: one pristine copy per process, a cheap copy-on-write view per episode.
+
+``PristineDB`` holds db.json parsed and normalised once. ``AirlineDB`` is an episode's view of
+it: reads fall through to the pristine records, and the first write to a record copies just that
+record into the view. A fresh view costs three empty dicts, episodes never see each other's
+writes, and the pristine data is never mutated.
+
+Because every view shares the pristine base, two views are equal (their reference DB hashes
+match) exactly when the records either of them touched serialise identically; grading uses
+that instead of hashing 7 MB.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from airline_gym.domain import records
+from airline_gym.domain.records import Record
+
+TABLES: tuple[str, ...] = ("flights", "reservations", "users")
+PRISTINE_DB_HASH = "124e39a664b56402bcd09cb8a6a9cece6acb8462337c969799d5658e3250f263"
+
+
+def canonical_json(value: Any) -> str:
+    """The reference hash's serialisation of one value (sorted keys, default separators)."""
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+@dataclass(eq=False)
+class PristineDB:
+    """db.json, parsed and normalised once; never mutated after loading."""
+
+    flights: dict[str, Record]
+    users: dict[str, Record]
+    reservations: dict[str, Record]
+    path: str = ""
+    flights_by_origin: dict[str, list[str]] = field(default_factory=dict)
+    _fragments: dict[str, dict[str, str]] | None = field(default=None, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        for number, flight in self.flights.items():
+            self.flights_by_origin.setdefault(flight["origin"], []).append(number)
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any], path: str = "") -> PristineDB:
+        """Build from the parsed db.json object."""
+        return cls(
+            flights={k: records.flight(v) for k, v in raw["flights"].items()},
+            users={k: records.user(v) for k, v in raw["users"].items()},
+            reservations={k: records.reservation(v) for k, v in raw["reservations"].items()},
+            path=path,
+        )
+
+    def table(self, name: str) -> dict[str, Record]:
+        """One of ``flights``, ``reservations``, ``users``."""
+        return getattr(self, name)  # type: ignore[no-any-return]
+
+    def fragments(self) -> dict[str, dict[str, str]]:
+        """Canonical JSON of every pristine record, computed once (for full hashes)."""
+        with self._lock:
+            if self._fragments is None:
+                self._fragments = {
+                    name: {k: canonical_json(v) for k, v in self.table(name).items()}
+                    for name in TABLES
+                }
+            return self._fragments
+
+    def fork(self) -> AirlineDB:
+        """A fresh episode view of this database."""
+        return AirlineDB(self)
+
+
+@cache
+def _load_pristine(path: str, mtime_ns: int) -> PristineDB:
+    with open(path, encoding="utf-8") as f:
+        raw = json.load(f)
+    return PristineDB.from_json(raw, path=path)
+
+
+def load_pristine(path: str | os.PathLike[str] | None = None) -> PristineDB:
+    """The pristine DB from ``path`` (default: the configured data files), parsed once per process."""
+    if path is None:
+        from airline_gym.data import data_files
+
+        path = data_files().db
+    resolved = str(Path(path).resolve())
+    return _load_pristine(resolved, os.stat(resolved).st_mtime_ns)
+
+
+class AirlineDB:
+    """An episode's copy-on-write view of a :class:`PristineDB`.
+
+    Read accessors return records that must not be mutated; ``*_for_write`` accessors return the
+    view's private copy, made on first use.
+    """
+
+    __slots__ = ("_changed", "base")
+
+    def __init__(self, base: PristineDB) -> None:
+        self.base = base
+        self._changed: dict[str, dict[str, Record]] = {name: {} for name in TABLES}
+
+    # --- reads -------------------------------------------------------------------------------
+    def _get(self, table: str, key: str) -> Record | None:
+        changed = self._changed[table]
+        if key in changed:
+            return changed[key]
+        return self.base.table(table).get(key)
+
+    def flight(self, number: str) -> Record | None:
+        """The flight record, or ``None``."""
+        return self._get("flights", number)
+
+    def user(self, user_id: str) -> Record | None:
+        """The user record, or ``None``."""
+        return self._get("users", user_id)
+
+    def reservation(self, reservation_id: str) -> Record | None:
+        """The reservation record, or ``None``."""
+        return self._get("reservations", reservation_id)
+
+    def has_reservation(self, reservation_id: str) -> bool:
+        """Whether a reservation with this id exists (cancelled ones included)."""
+        return (
+            reservation_id in self._changed["reservations"]
+            or reservation_id in self.base.reservations
+        )
+
+    def flights_from(self, origin: str | None) -> Iterator[Record]:
+        """Flights in DB order, optionally only those departing ``origin``."""
+        numbers = self.base.flights if origin is None else self.base.flights_by_origin.get(origin, ())
+        for number in numbers:
+            record = self.flight(number)
+            if record is not None:
+                yield record
+
+    # --- writes ------------------------------------------------------------------------------
+    def _for_write(self, table: str, key: str) -> Record | None:
+        changed = self._changed[table]
+        if key in changed:
+            return changed[key]
+        original = self.base.table(table).get(key)
+        if original is None:
+            return None
+        private = copy.deepcopy(original)
+        changed[key] = private
+        return private
+
+    def flight_for_write(self, number: str) -> Record | None:
+        """This view's private copy of a flight."""
+        return self._for_write("flights", number)
+
+    def user_for_write(self, user_id: str) -> Record | None:
+        """This view's private copy of a user."""
+        return self._for_write("users", user_id)
+
+    def reservation_for_write(self, reservation_id: str) -> Record | None:
+        """This view's private copy of a reservation."""
+        return self._for_write("reservations", reservation_id)
+
+    def add_reservation(self, reservation: Record) -> None:
+        """Store a new reservation."""
+        self._changed["reservations"][reservation["reservation_id"]] = reservation
+
+    # --- whole-DB views ----------------------------------------------------------------------
+    def touched(self, table: str) -> set[str]:
+        """Keys of records this view wrote to (or created) in ``table``."""
+        return set(self._changed[table])
+
+    def copy(self) -> AirlineDB:
+        """An independent view with the same contents (cheap: copies only touched records)."""
+        other = AirlineDB(self.base)
+        other._changed = {name: copy.deepcopy(recs) for name, recs in self._changed.items()}
+        return other
+
+    def to_dict(self) -> dict[str, dict[str, Record]]:
+        """The whole database as plain dicts (a deep copy)."""
+        out: dict[str, dict[str, Record]] = {}
+        for name in TABLES:
+            merged = dict(self.base.table(name))
+            merged.update(self._changed[name])
+            out[name] = copy.deepcopy(merged)
+        return out
+
+    def hash(self) -> str:
+        """The reference's DB hash: sha256 of the sorted-key JSON of the whole DB."""
+        fragments = self.base.fragments()
+        digest = hashlib.sha256()
+        digest.update(b"{")
+        for t, name in enumerate(TABLES):
+            changed = self._changed[name]
+            keys = sorted(set(self.base.table(name)) | set(changed))
+            prefix = (", " if t else "") + json.dumps(name) + ": {"
+            digest.update(prefix.encode())
+            parts = []
+            for key in keys:
+                frag = canonical_json(changed[key]) if key in changed else fragments[name][key]
+                parts.append(json.dumps(key) + ": " + frag)
+            digest.update(", ".join(parts).encode())
+            digest.update(b"}")
+        digest.update(b"}")
+        return digest.hexdigest()
+
+
+def db_hash(db: AirlineDB | PristineDB) -> str:
+    """The reference's DB hash of a view or of the pristine DB."""
+    return (db.fork() if isinstance(db, PristineDB) else db).hash()
+
+
+def changed_records(a: AirlineDB, b: AirlineDB) -> Iterator[tuple[str, str, Record | None, Record | None]]:
+    """(table, key, record in a, record in b) for every record that differs between two views.
+
+    Equivalent to comparing the full-DB hashes: both views share the pristine base, so only
+    records one of them touched can differ, and canonical JSON keeps int vs float, list order
+    and nulls significant.
+    """
+    if a.base is not b.base:
+        raise ValueError("views of different pristine databases cannot be compared")
+    for name in TABLES:
+        for key in sorted(a.touched(name) | b.touched(name)):
+            ra, rb = a._get(name, key), b._get(name, key)
+            if ra is rb:
+                continue
+            if canonical_json(ra) != canonical_json(rb):
+                yield name, key, ra, rb
+
+
+def same_db(a: AirlineDB, b: AirlineDB) -> bool:
+    """Whether two views have equal reference DB hashes, without hashing 7 MB."""
+    return next(changed_records(a, b), None) is None

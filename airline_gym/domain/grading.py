@@ -1,0 +1,219 @@
+"""Grade a finished episode exactly as tau2-bench does: DB check x communicate check.
+
+``grade`` returns a :class:`Grade` with the reward, the DB verdict and a readable field-level diff
+against the gold database, each communicate string with the message that met it, the
+(diagnostic) action checks and the termination reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from airline_gym.domain.database import AirlineDB, PristineDB, canonical_json, changed_records
+from airline_gym.domain.tasks import Task
+from airline_gym.domain.toolbox import execute
+from airline_gym.domain.transcript import assistant_texts, tool_calls
+
+USER_STOP = "user_stop"
+AGENT_STOP = "agent_stop"
+MAX_STEPS = "max_steps"
+TOO_MANY_ERRORS = "too_many_errors"
+USER_ERROR = "user_error"
+AGENT_ERROR = "agent_error"
+GRADED_TERMINATIONS = frozenset({USER_STOP, AGENT_STOP})
+KNOWN_BASIS = frozenset({"DB", "ENV_ASSERTION", "COMMUNICATE", "ACTION", "NL_ASSERTION"})
+
+
+@dataclass(frozen=True)
+class FieldDiff:
+    """One field where the episode's DB differs from the gold DB."""
+
+    table: str
+    key: str
+    path: str
+    expected: Any
+    got: Any
+
+    def __str__(self) -> str:
+        where = f"{self.table}[{self.key}]{self.path}"
+        return f"{where}: expected {json.dumps(self.expected)}, got {json.dumps(self.got)}"
+
+
+@dataclass(frozen=True)
+class CommunicateCheck:
+    """One string the agent had to say; ``message_index`` is where it was said."""
+
+    info: str
+    met: bool
+    message_index: int | None = None
+
+
+@dataclass(frozen=True)
+class ActionCheck:
+    """A gold action and whether some tool call matched it (diagnostic in airline)."""
+
+    action_id: str
+    name: str
+    arguments: dict[str, Any]
+    met: bool
+
+
+@dataclass(frozen=True)
+class Grade:
+    """The outcome of grading one episode."""
+
+    reward: float
+    termination_reason: str
+    db_match: bool
+    db_reward: float
+    communicate_reward: float
+    action_reward: float
+    reward_basis: tuple[str, ...]
+    communicate_checks: tuple[CommunicateCheck, ...] = ()
+    action_checks: tuple[ActionCheck, ...] = ()
+    db_diff: tuple[FieldDiff, ...] = ()
+    note: str = ""
+    breakdown: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data."""
+        out = asdict(self)
+        out["db_diff_text"] = [str(d) for d in self.db_diff]
+        return out
+
+
+# --- gold database ---------------------------------------------------------------------------
+_GOLD_CACHE: dict[tuple[int, str], AirlineDB] = {}
+
+
+def gold_db(task: Task, base: PristineDB) -> AirlineDB:
+    """The DB after the task's gold actions (computed once per task and pristine DB)."""
+    key = (id(base), canonical_json([task.id, [(a.name, a.arguments) for a in task.actions]]))
+    cached = _GOLD_CACHE.get(key)
+    if cached is None or cached.base is not base:
+        cached = base.fork()
+        for action in task.actions:
+            execute(cached, action.name, action.arguments)
+        _GOLD_CACHE[key] = cached
+    return cached
+
+
+# --- field-level diff ------------------------------------------------------------------------
+def _diff(expected: Any, got: Any, path: str, out: list[tuple[str, Any, Any]]) -> None:
+    if isinstance(expected, dict) and isinstance(got, dict):
+        for k in list(expected) + [k for k in got if k not in expected]:
+            _diff(expected.get(k, _MISSING), got.get(k, _MISSING), f"{path}.{k}", out)
+    elif isinstance(expected, list) and isinstance(got, list):
+        for i in range(max(len(expected), len(got))):
+            e = expected[i] if i < len(expected) else _MISSING
+            g = got[i] if i < len(got) else _MISSING
+            _diff(e, g, f"{path}[{i}]", out)
+    elif canonical_json(_plain(expected)) != canonical_json(_plain(got)):
+        out.append((path, _plain(expected), _plain(got)))
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def _plain(value: Any) -> Any:
+    return "<missing>" if value is _MISSING else value
+
+
+def db_diff(db: AirlineDB, gold: AirlineDB) -> list[FieldDiff]:
+    """Every differing field between an episode DB and the gold DB."""
+    diffs: list[FieldDiff] = []
+    for table, key, got, expected in changed_records(db, gold):
+        if got is None or expected is None:
+            diffs.append(FieldDiff(table, key, "", _record_or_missing(expected), _record_or_missing(got)))
+            continue
+        fields: list[tuple[str, Any, Any]] = []
+        _diff(expected, got, "", fields)
+        diffs.extend(FieldDiff(table, key, p, e, g) for p, e, g in fields)
+    return diffs
+
+
+def _record_or_missing(record: Any) -> Any:
+    return "<missing>" if record is None else record
+
+
+# --- the checks ------------------------------------------------------------------------------
+def communicate_checks(task: Task, messages: list[Any]) -> tuple[CommunicateCheck, ...]:
+    """The reference's check: case-insensitive substring, commas removed from the agent text."""
+    texts = [(i, text.lower().replace(",", "")) for i, text in assistant_texts(messages)]
+    checks = []
+    for info in task.communicate_info:
+        where = next((i for i, text in texts if info.lower() in text), None)
+        checks.append(CommunicateCheck(info=info, met=where is not None, message_index=where))
+    return tuple(checks)
+
+
+def action_checks(task: Task, messages: list[Any]) -> tuple[ActionCheck, ...]:
+    """Which gold actions some tool call matches (diagnostic only in airline)."""
+    calls = [c for c in tool_calls(messages) if isinstance(c.arguments, dict)]
+    return tuple(
+        ActionCheck(
+            action_id=a.action_id,
+            name=a.name,
+            arguments=a.arguments,
+            met=any(a.matches(c.name, c.arguments) for c in calls),
+        )
+        for a in task.actions
+    )
+
+
+def grade(
+    task: Task,
+    db: AirlineDB,
+    messages: Iterable[Any],
+    termination_reason: str,
+    reward_basis: Iterable[str] | None = None,
+) -> Grade:
+    """Grade an episode: ``db`` is its final database, ``messages`` its full conversation."""
+    messages = list(messages)
+    basis = tuple(task.reward_basis if reward_basis is None else reward_basis)
+    unknown = [b for b in basis if b not in KNOWN_BASIS]
+    if unknown:
+        raise ValueError(f"unknown reward basis {unknown} (known: {sorted(KNOWN_BASIS)})")
+    if "NL_ASSERTION" in basis:
+        raise ValueError("NL_ASSERTION in reward_basis needs an LLM judge, which is not supported")
+
+    gold = gold_db(task, db.base)
+    diffs = tuple(db_diff(db, gold)) if task.has_criteria else ()
+    db_match = not diffs
+    comm = communicate_checks(task, messages)
+    acts = action_checks(task, messages)
+    breakdown = {
+        "DB": float(db_match),
+        "ENV_ASSERTION": 1.0,
+        "COMMUNICATE": float(all(c.met for c in comm)),
+        "ACTION": float(all(a.met for a in acts)),
+    }
+    reward = 1.0
+    for component in basis:
+        reward *= breakdown[component]
+    note = ""
+    if termination_reason not in GRADED_TERMINATIONS:
+        reward = 0.0
+        note = f"Simulation terminated prematurely. Termination reason: {termination_reason}"
+    return Grade(
+        reward=reward,
+        termination_reason=termination_reason,
+        db_match=db_match,
+        db_reward=breakdown["DB"],
+        communicate_reward=breakdown["COMMUNICATE"],
+        action_reward=breakdown["ACTION"],
+        reward_basis=basis,
+        communicate_checks=comm,
+        action_checks=acts,
+        db_diff=diffs,
+        note=note,
+        breakdown={k: v for k, v in breakdown.items() if k in basis},
+    )

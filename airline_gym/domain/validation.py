@@ -1,0 +1,123 @@
+"""Check tool-call arguments against the tools' typed signatures.
+
+The reference calls its tool methods with whatever the model sent, so ill-typed calls surface as
+Python ``TypeError``/``KeyError`` texts or corrupt records. We check the arguments first and
+answer with an error naming the tool, the argument, what was expected and what came; see
+docs/deviations.md. Well-typed calls pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+from typing import Any, Literal, get_args, get_origin, is_typeddict
+
+from airline_gym.domain.schemas import parameters
+from airline_gym.domain.tools import ToolFunction
+
+
+class ArgumentError(ValueError):
+    """Arguments that do not fit the tool's schema; the message is shown to the agent."""
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def describe(annotation: Any) -> str:
+    """A short human description of an expected type."""
+    if annotation is str:
+        return "a string"
+    if annotation is int:
+        return "a whole number"
+    if get_origin(annotation) is Literal:
+        return "one of " + ", ".join(repr(v) for v in get_args(annotation))
+    if get_origin(annotation) is list:
+        item = get_args(annotation)[0]
+        if is_typeddict(item):
+            return "an array of objects with " + ", ".join(typing.get_type_hints(item))
+        return "an array"
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def _check(value: Any, annotation: Any, where: str) -> str | None:
+    """None if ``value`` fits ``annotation``, else a reason naming ``where``."""
+    expected = describe(annotation)
+    if annotation is str:
+        ok = isinstance(value, str)
+    elif annotation is int:
+        ok = (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and math.isfinite(value) and value.is_integer()
+        )
+    elif get_origin(annotation) is Literal:
+        ok = isinstance(value, str) and value in get_args(annotation)
+    elif get_origin(annotation) is list:
+        if not isinstance(value, list):
+            return f"'{where}' must be {expected}; got {_json_type(value)} {_short(value)}"
+        item = get_args(annotation)[0]
+        for i, element in enumerate(value):
+            reason = _check(element, item, f"{where}[{i}]")
+            if reason:
+                return reason
+        return None
+    elif is_typeddict(annotation):
+        if not isinstance(value, dict):
+            fields = ", ".join(typing.get_type_hints(annotation))
+            return f"'{where}' must be an object with {fields}; got {_json_type(value)} {_short(value)}"
+        for key, hint in typing.get_type_hints(annotation).items():
+            if key not in value:
+                return f"'{where}' is missing the field '{key}' ({describe(hint)})"
+            reason = _check(value[key], hint, f"{where}.{key}")
+            if reason:
+                return reason
+        return None
+    else:  # pragma: no cover - every tool annotation is handled above
+        raise TypeError(f"unsupported annotation {annotation!r}")
+    if ok:
+        return None
+    return f"'{where}' must be {expected}; got {_json_type(value)} {_short(value)}"
+
+
+def validate_arguments(name: str, func: ToolFunction, arguments: Any) -> dict[str, Any]:
+    """Return the arguments unchanged if they fit, else raise :class:`ArgumentError`."""
+    params = parameters(func)
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise ArgumentError(
+            f"invalid arguments for {name}: expected a JSON object of named arguments; "
+            f"got {_json_type(arguments)} {_short(arguments)}"
+        )
+    missing = [p for p in params if p not in arguments]
+    if missing:
+        wanted = "; ".join(f"'{p}' ({describe(params[p])})" for p in missing)
+        raise ArgumentError(f"invalid arguments for {name}: missing required argument {wanted}")
+    extra = [a for a in arguments if a not in params]
+    if extra:
+        allowed = ", ".join(params) or "none"
+        raise ArgumentError(
+            f"invalid arguments for {name}: unexpected argument {', '.join(map(repr, extra))}; "
+            f"it takes: {allowed}"
+        )
+    for param, annotation in params.items():
+        reason = _check(arguments[param], annotation, param)
+        if reason:
+            raise ArgumentError(f"invalid arguments for {name}: {reason}")
+    return arguments
