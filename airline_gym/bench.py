@@ -1,0 +1,142 @@
+"""Measure the domain layer: episode DB creation, memory per live episode, tool calls, grading.
+
+Every figure is the median of many runs on this machine. Examples:
+
+  airline-gym bench
+  airline-gym bench --repeat 2000 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+from airline_gym.domain.database import AirlineDB, PristineDB, load_pristine
+from airline_gym.domain.grading import grade
+from airline_gym.domain.tasks import Task, load_task_set
+from airline_gym.domain.toolbox import execute
+
+GREETING = {"role": "assistant", "content": "Hi! How can I help you today?"}
+
+
+def median_seconds(fn: Callable[[], Any], repeat: int) -> float:
+    """Median wall time of ``fn()`` over ``repeat`` calls (after one warm-up)."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def gold_episode(task: Task, base: PristineDB) -> tuple[AirlineDB, list[dict[str, Any]]]:
+    """Replay the task's gold actions on a fresh view; return it with an OpenAI transcript."""
+    db = base.fork()
+    messages: list[dict[str, Any]] = [GREETING]
+    for i, action in enumerate(task.actions):
+        result = execute(db, action.name, action.arguments)
+        call = {"id": f"g{i}", "type": "function",
+                "function": {"name": action.name, "arguments": json.dumps(action.arguments)}}  # fmt: skip
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"g{i}", "content": result.content})
+    if task.communicate_info:
+        messages.append({"role": "assistant", "content": " ".join(task.communicate_info)})
+    return db, messages
+
+
+def memory_per_episode(tasks: list[Task], base: PristineDB, episodes: int) -> float:
+    """Bytes retained per live episode view after a gold replay (tasks cycled)."""
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    live = [gold_episode(tasks[i % len(tasks)], base)[0] for i in range(episodes)]
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    del live
+    return (after - before) / episodes
+
+
+def run_benchmarks(repeat: int = 1000, task_id: str = "17") -> dict[str, float]:
+    """All figures, in seconds or bytes."""
+    base = load_pristine()
+    tasks = list(load_task_set())
+    task = next(t for t in tasks if t.id == task_id)
+    db, messages = gold_episode(task, base)
+    grade(task, db, messages, "agent_stop")  # fills the gold cache once, like a live env
+    view = base.fork()
+    booking = {
+        "user_id": "mia_li_3668", "origin": "JFK", "destination": "ATL", "flight_type": "one_way",
+        "cabin": "economy", "flights": [{"flight_number": "HAT057", "date": "2024-05-20"}],
+        "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
+        "payment_methods": [{"payment_id": "credit_card_4421486", "amount": 221}],
+        "total_baggages": 1, "nonfree_baggages": 1, "insurance": "yes",
+    }  # fmt: skip
+    figures = {
+        "fresh_episode_db_s": median_seconds(base.fork, repeat * 10),
+        "get_user_details_s": median_seconds(
+            lambda: execute(view, "get_user_details", {"user_id": "mia_li_3668"}), repeat
+        ),
+        "get_reservation_details_s": median_seconds(
+            lambda: execute(view, "get_reservation_details", {"reservation_id": "4WQ150"}), repeat
+        ),
+        "search_direct_flight_s": median_seconds(
+            lambda: execute(view, "search_direct_flight",
+                            {"origin": "JFK", "destination": "ATL", "date": "2024-05-20"}),
+            repeat,
+        ),  # fmt: skip
+        "search_onestop_flight_s": median_seconds(
+            lambda: execute(view, "search_onestop_flight",
+                            {"origin": "JFK", "destination": "SEA", "date": "2024-05-20"}),
+            repeat,
+        ),  # fmt: skip
+        "book_reservation_s": median_seconds(
+            lambda: execute(base.fork(), "book_reservation", booking), repeat
+        ),
+        "grade_episode_s": median_seconds(
+            lambda: grade(task, db, messages, "agent_stop"), repeat
+        ),
+        "gold_replay_50_tasks_s": median_seconds(
+            lambda: [gold_episode(t, base) for t in tasks], max(5, repeat // 100)
+        ),
+        "full_db_hash_s": median_seconds(db.hash, max(5, repeat // 100)),
+        "memory_per_live_episode_bytes": memory_per_episode(tasks, base, 500),
+    }
+    return figures
+
+
+def format_figures(figures: dict[str, float]) -> str:
+    """A readable table of the figures."""
+    lines = []
+    for name, value in figures.items():
+        if name.endswith("_bytes"):
+            shown = f"{value / 1024:,.1f} KiB"
+        elif value < 1e-3:
+            shown = f"{value * 1e6:,.1f} µs"
+        else:
+            shown = f"{value * 1e3:,.2f} ms"
+        lines.append(f"{name.removesuffix('_s').removesuffix('_bytes'):32s} {shown:>14s}")
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """CLI options of ``airline-gym bench``."""
+    parser.add_argument("--repeat", type=int, default=1000, help="runs per figure (default 1000)")
+    parser.add_argument("--task", default="17", help="task whose episode is graded (default 17)")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``airline-gym bench``."""
+    if args.repeat < 1:
+        raise ValueError("--repeat must be at least 1")
+    figures = run_benchmarks(args.repeat, str(args.task))
+    print(json.dumps(figures) if args.json else format_figures(figures))
+    return 0

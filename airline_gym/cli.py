@@ -1,0 +1,56 @@
+"""The ``airline-gym`` command line: each subcommand lives in its own module."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+# subcommand name -> module with ``add_arguments(parser)`` and ``run(args) -> int``
+COMMANDS: dict[str, str] = {
+    "regrade": "airline_gym.regrade",
+    "bench": "airline_gym.bench",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad argument as one line and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every subcommand."""
+    parser = _Parser(prog="airline-gym", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        doc = (module.__doc__ or "").strip()
+        command = sub.add_parser(
+            name,
+            help=doc.splitlines()[0] if doc else None,
+            description=doc,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.add_arguments(command)
+        command.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except (OSError, ValueError, KeyError) as exc:  # user-facing failures: one line, no traceback
+        print(f"airline-gym {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

