@@ -12,7 +12,6 @@ that instead of hashing 7 MB.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -152,13 +151,27 @@ class AirlineDB:
         original = self.base.table(table).get(key)
         if original is None:
             return None
-        private = copy.deepcopy(original)
+        private = clone(original)
         changed[key] = private
         return private
 
-    def flight_for_write(self, number: str) -> Record | None:
-        """This view's private copy of a flight."""
-        return self._for_write("flights", number)
+    def seats_for_write(self, number: str, date: str) -> dict[str, int]:
+        """The private, writable ``available_seats`` of one flight-date.
+
+        Only that flight-date is copied; the flight's other 29 dates stay shared with the
+        pristine DB (nothing else ever writes to a flight).
+        """
+        changed = self._changed["flights"]
+        flight = changed.get(number)
+        if flight is None:
+            flight = dict(self.base.flights[number])
+            flight["dates"] = dict(flight["dates"])
+            changed[number] = flight
+        status = flight["dates"][date]
+        if status is self.base.flights[number]["dates"][date]:
+            status = clone(status)
+            flight["dates"][date] = status
+        return status["available_seats"]  # type: ignore[no-any-return]
 
     def user_for_write(self, user_id: str) -> Record | None:
         """This view's private copy of a user."""
@@ -180,7 +193,7 @@ class AirlineDB:
     def copy(self) -> AirlineDB:
         """An independent view with the same contents (cheap: copies only touched records)."""
         other = AirlineDB(self.base)
-        other._changed = {name: copy.deepcopy(recs) for name, recs in self._changed.items()}
+        other._changed = {name: clone(recs) for name, recs in self._changed.items()}
         return other
 
     def to_dict(self) -> dict[str, dict[str, Record]]:
@@ -189,7 +202,7 @@ class AirlineDB:
         for name in TABLES:
             merged = dict(self.base.table(name))
             merged.update(self._changed[name])
-            out[name] = copy.deepcopy(merged)
+            out[name] = clone(merged)
         return out
 
     def hash(self) -> str:
@@ -210,6 +223,15 @@ class AirlineDB:
             digest.update(b"}")
         digest.update(b"}")
         return digest.hexdigest()
+
+
+def clone(value: Any) -> Any:
+    """A deep copy of plain JSON data (dicts, lists, scalars); much faster than deepcopy."""
+    if isinstance(value, dict):
+        return {k: clone(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clone(v) for v in value]
+    return value
 
 
 def db_hash(db: AirlineDB | PristineDB) -> str:

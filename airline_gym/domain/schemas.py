@@ -56,6 +56,7 @@ def type_schema(annotation: Any) -> JSONSchema:
     raise TypeError(f"no JSON schema for {annotation!r}")
 
 
+@cache
 def parameters(func: ToolFunction) -> dict[str, Any]:
     """Typed parameters of a tool (without the leading ``db``), in signature order."""
     hints = typing.get_type_hints(func)

@@ -342,8 +342,7 @@ def book_reservation(
             del methods[pid]
 
     for number, date in booked:
-        seats = db.flight_for_write(number)["dates"][date]["available_seats"]  # type: ignore[index]
-        seats[cabin] -= count
+        db.seats_for_write(number, date)[cabin] -= count
     reservation = {
         "reservation_id": reservation_id,
         "user_id": user_id,

@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import math
 import typing
+from functools import cache
 from typing import Any, Literal, get_args, get_origin, is_typeddict
 
 from airline_gym.domain.schemas import parameters
 from airline_gym.domain.tools import ToolFunction
+
+
+@cache
+def _fields(typed_dict: Any) -> dict[str, Any]:
+    return typing.get_type_hints(typed_dict)
 
 
 class ArgumentError(ValueError):
@@ -52,7 +58,7 @@ def describe(annotation: Any) -> str:
     if get_origin(annotation) is list:
         item = get_args(annotation)[0]
         if is_typeddict(item):
-            return "an array of objects with " + ", ".join(typing.get_type_hints(item))
+            return "an array of objects with " + ", ".join(_fields(item))
         return "an array"
     return getattr(annotation, "__name__", str(annotation))
 
@@ -79,9 +85,9 @@ def _check(value: Any, annotation: Any, where: str) -> str | None:
         return None
     elif is_typeddict(annotation):
         if not isinstance(value, dict):
-            fields = ", ".join(typing.get_type_hints(annotation))
+            fields = ", ".join(_fields(annotation))
             return f"'{where}' must be an object with {fields}; got {_json_type(value)} {_short(value)}"
-        for key, hint in typing.get_type_hints(annotation).items():
+        for key, hint in _fields(annotation).items():
             if key not in value:
                 return f"'{where}' is missing the field '{key}' ({describe(hint)})"
             reason = _check(value[key], hint, f"{where}.{key}")
