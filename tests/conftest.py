@@ -3,18 +3,12 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 # litellm fetches a model cost map over the network at import unless told otherwise.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-# Make the in-repo package importable when it is not pip-installed (plain `pytest` from the root).
-_ROOT = Path(__file__).resolve().parents[1]
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TAU3_TASKS = SHARED / "reference" / "tau3-airline-tasks.json"

@@ -1,0 +1,349 @@
+"""LiteLLMChatModel against a real local OpenAI-compatible server (real HTTP through litellm)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import pickle
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from airline_gym.llm import ChatModel, ChatReply, LiteLLMChatModel, LLMError, check_credentials
+from airline_gym.testing import OpenAIServer, Reply
+
+MESSAGES = [
+    {"role": "system", "content": "You are an airline agent."},
+    {"role": "user", "content": "Hi, I want to change my flight."},
+]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_user_details",
+            "description": "Get user details.",
+            "parameters": {
+                "type": "object",
+                "properties": {"user_id": {"type": "string"}},
+                "required": ["user_id"],
+            },
+        },
+    }
+]
+
+
+@pytest.fixture
+def server() -> Iterator[OpenAIServer]:
+    with OpenAIServer() as srv:
+        yield srv
+
+
+def make_model(server: OpenAIServer, **kw: Any) -> LiteLLMChatModel:
+    opts: dict[str, Any] = {"timeout": 5.0, "max_retries": 3, "backoff": 0.01}
+    opts.update(kw)
+    return LiteLLMChatModel("openai/scripted", api_base=server.base_url, api_key="sk-test", **opts)
+
+
+# -- happy paths ---------------------------------------------------------------------------
+
+
+def test_plain_reply(server: OpenAIServer) -> None:
+    server.push(Reply("Sure, what is your user id?"))
+    model = make_model(server)
+    assert isinstance(model, ChatModel)
+    reply = model.complete(MESSAGES)
+    assert isinstance(reply, ChatReply)
+    assert reply.content == "Sure, what is your user id?"
+    assert reply.tool_calls == []
+    assert reply.usage is not None and reply.usage["completion_tokens"] > 0
+    assert reply.raw is not None and reply.raw["choices"][0]["message"]["content"] == reply.content
+    assert len(server.requests) == 1
+
+
+def test_tool_call_reply_is_plain_dicts(server: OpenAIServer) -> None:
+    server.push(Reply(tool_calls=[
+        {"name": "get_user_details", "arguments": {"user_id": "mia_li_3668"}},
+        {"name": "get_user_details", "arguments": '{"user_id": "raw"}'},
+    ]))
+    reply = make_model(server).complete(MESSAGES, tools=TOOLS)
+    assert reply.content is None
+    assert len(reply.tool_calls) == 2
+    for tc in reply.tool_calls:
+        assert type(tc) is dict and type(tc["function"]) is dict
+        assert set(tc) == {"id", "type", "function"}
+        assert tc["type"] == "function" and tc["id"]
+        assert tc["function"]["name"] == "get_user_details"
+        assert isinstance(tc["function"]["arguments"], str)
+    assert json.loads(reply.tool_calls[0]["function"]["arguments"]) == {"user_id": "mia_li_3668"}
+    assert json.loads(reply.tool_calls[1]["function"]["arguments"]) == {"user_id": "raw"}
+    json.dumps(reply.tool_calls)  # round-trips into the next request as-is
+
+
+def test_request_on_the_wire(server: OpenAIServer) -> None:
+    server.push(Reply("a"), Reply("b"))
+    make_model(server, seed=1234).complete(MESSAGES, tools=TOOLS)
+    make_model(server).complete(MESSAGES)
+    with_seed, without_seed = server.requests
+    assert with_seed["model"] == "scripted"
+    assert with_seed["messages"] == MESSAGES
+    assert with_seed["tools"] == TOOLS
+    assert with_seed["temperature"] == 0
+    assert with_seed["seed"] == 1234
+    assert not with_seed.get("stream")
+    assert "seed" not in without_seed and "tools" not in without_seed
+    assert without_seed["temperature"] == 0
+
+
+def test_callable_script_and_inputs_not_mutated() -> None:
+    def responder(body: dict[str, Any]) -> Reply:
+        return Reply(f"you said: {body['messages'][-1]['content']}")
+
+    messages = [{"role": "user", "content": "ping"}]
+    snapshot = json.dumps(messages)
+    with OpenAIServer(responder) as srv:
+        assert make_model(srv).complete(messages).content == "you said: ping"
+    assert json.dumps(messages) == snapshot
+
+
+# -- retries -------------------------------------------------------------------------------
+
+
+def test_500_then_success(server: OpenAIServer) -> None:
+    server.push(Reply(fault="500"), Reply("ok"))
+    assert make_model(server).complete(MESSAGES).content == "ok"
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("status", ["408", "409", "502", "503"])
+def test_other_transient_statuses_retried(server: OpenAIServer, status: str) -> None:
+    server.push(Reply(fault=status), Reply("ok"))
+    assert make_model(server).complete(MESSAGES).content == "ok"
+    assert len(server.requests) == 2
+
+
+def test_429_honours_retry_after(server: OpenAIServer) -> None:
+    server.push(Reply(fault="429", retry_after="0"), Reply("ok"))
+    start = time.monotonic()
+    # A huge backoff proves the server's Retry-After (0 s) was used instead.
+    assert make_model(server, backoff=20.0).complete(MESSAGES).content == "ok"
+    assert time.monotonic() - start < 3.0
+    assert len(server.requests) == 2
+
+    server.push(Reply(fault="429", retry_after="0.3"), Reply("ok"))
+    start = time.monotonic()
+    assert make_model(server).complete(MESSAGES).content == "ok"
+    assert time.monotonic() - start >= 0.3
+
+
+def test_hang_times_out_then_llm_error(server: OpenAIServer) -> None:
+    server.push(*[Reply(fault="hang")] * 3)
+    model = make_model(server, timeout=0.5, max_retries=2)
+    start = time.monotonic()
+    with pytest.raises(LLMError) as info:
+        model.complete(MESSAGES)
+    elapsed = time.monotonic() - start
+    assert 1.5 <= elapsed < 5.0  # 3 attempts x 0.5 s, no hidden SDK retries
+    assert len(server.requests) == 3
+    assert info.value.attempts == 3
+    assert "timeout" in info.value.cause and "after 3 attempts" in info.value.cause
+    assert server.base_url in info.value.cause
+
+
+def test_hang_then_success(server: OpenAIServer) -> None:
+    server.push(Reply(fault="hang"), Reply("ok"))
+    assert make_model(server, timeout=0.5).complete(MESSAGES).content == "ok"
+    assert len(server.requests) == 2
+
+
+def test_dropped_connection_retried(server: OpenAIServer) -> None:
+    server.push(Reply(fault="drop"), Reply(fault="drop"), Reply("ok"))
+    assert make_model(server).complete(MESSAGES).content == "ok"
+    assert len(server.requests) == 3
+
+
+def test_dropped_connection_exhausts(server: OpenAIServer) -> None:
+    server.push(*[Reply(fault="drop")] * 2)
+    with pytest.raises(LLMError, match="connection error") as info:
+        make_model(server, max_retries=1).complete(MESSAGES)
+    assert info.value.attempts == 2
+
+
+def test_empty_reply_retried_then_error(server: OpenAIServer) -> None:
+    server.push(Reply(fault="empty"), Reply("ok"))
+    assert make_model(server).complete(MESSAGES).content == "ok"
+    assert len(server.requests) == 2
+
+    server.requests.clear()
+    server.push(Reply(fault="empty"), Reply(content=""), Reply(content="  \n"))
+    with pytest.raises(LLMError) as info:
+        make_model(server, max_retries=2).complete(MESSAGES)
+    assert len(server.requests) == 3
+    assert info.value.attempts == 3 and info.value.retryable
+    assert "after 3 attempts" in info.value.cause and "empty reply" in info.value.cause
+
+
+def test_empty_reply_allowed_when_not_required(server: OpenAIServer) -> None:
+    server.push(Reply(fault="empty"))
+    reply = make_model(server, require_content=False).complete(MESSAGES)
+    assert reply.content is None and reply.tool_calls == []
+    assert len(server.requests) == 1
+
+
+def test_garbage_body_retried(server: OpenAIServer) -> None:
+    server.push(Reply(fault="garbage"), Reply("ok"))
+    assert make_model(server).complete(MESSAGES).content == "ok"
+    assert len(server.requests) == 2
+
+
+def test_bad_tool_json_retried(server: OpenAIServer) -> None:
+    good = Reply(tool_calls=[{"name": "get_user_details", "arguments": {"user_id": "x"}}])
+    server.push(Reply(fault="bad_json"), good)
+    reply = make_model(server).complete(MESSAGES, tools=TOOLS)
+    assert json.loads(reply.tool_calls[0]["function"]["arguments"]) == {"user_id": "x"}
+    assert len(server.requests) == 2
+
+    server.push(Reply(fault="bad_json"))
+    reply = make_model(server, validate_tool_json=False).complete(MESSAGES, tools=TOOLS)
+    assert reply.tool_calls[0]["function"]["arguments"] == '{"oops": '
+
+
+@pytest.mark.parametrize("status", ["401", "400", "403", "404"])
+def test_client_errors_not_retried(server: OpenAIServer, status: str) -> None:
+    server.push(Reply(fault=status), Reply("never sent"))
+    with pytest.raises(LLMError) as info:
+        make_model(server).complete(MESSAGES)
+    assert len(server.requests) == 1
+    assert info.value.status_code == int(status)
+    assert info.value.attempts == 1 and not info.value.retryable
+    assert f"HTTP {status}" in info.value.cause and "not retryable" in info.value.cause
+
+
+def test_exhausted_script_is_a_clear_500(server: OpenAIServer) -> None:
+    with pytest.raises(LLMError, match="script exhausted") as info:
+        make_model(server, max_retries=0).complete(MESSAGES)
+    assert info.value.status_code == 500
+
+
+# -- async ---------------------------------------------------------------------------------
+
+
+def test_acomplete_concurrent(server: OpenAIServer) -> None:
+    server.default = Reply("ok")
+    model = make_model(server)
+
+    async def run() -> list[ChatReply]:
+        return await asyncio.gather(*[model.acomplete(MESSAGES) for _ in range(20)])
+
+    replies = asyncio.run(run())
+    assert [r.content for r in replies] == ["ok"] * 20
+    assert len(server.requests) == 20
+
+
+def test_acomplete_retries(server: OpenAIServer) -> None:
+    server.push(Reply(fault="500"), Reply(fault="hang"), Reply("ok"), Reply(fault="401"))
+    model = make_model(server, timeout=0.5)
+    assert asyncio.run(model.acomplete(MESSAGES)).content == "ok"
+    assert len(server.requests) == 3
+    with pytest.raises(LLMError, match="HTTP 401"):
+        asyncio.run(model.acomplete(MESSAGES))
+    assert len(server.requests) == 4
+
+
+# -- credentials, import cost, pickling ----------------------------------------------------
+
+
+def test_check_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    message = check_credentials("gpt-4.1")
+    assert message is not None and "\n" not in message
+    assert "OPENAI_API_KEY" in message and 'user="scripted"' in message
+    assert check_credentials("gpt-4.1", api_base="http://127.0.0.1:8000/v1") is None
+    assert check_credentials("gpt-4.1", api_key="sk-explicit") is None
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    assert check_credentials("gpt-4.1") is None
+
+
+def test_import_does_not_import_litellm() -> None:
+    code = "import sys, airline_gym.llm; assert 'litellm' not in sys.modules, 'litellm imported'"
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60, cwd=root)
+
+
+def test_model_pickles(server: OpenAIServer) -> None:
+    model = make_model(server, seed=3, extra={"top_p": 0.5})
+    clone = pickle.loads(pickle.dumps(model))
+    assert clone == model
+    server.push(Reply("after pickling"))
+    assert clone.complete(MESSAGES).content == "after pickling"
+    assert server.requests[0]["top_p"] == 0.5
+
+
+def test_llm_error_pickles_with_details(server: OpenAIServer) -> None:
+    server.push(Reply(fault="401"))
+    with pytest.raises(LLMError) as info:
+        make_model(server).complete(MESSAGES)
+    clone = pickle.loads(pickle.dumps(info.value))
+    assert (clone.cause, clone.attempts, clone.status_code, clone.retryable) == (
+        info.value.cause, 1, 401, False,
+    )
+
+
+def test_cost_reported_for_a_priced_model(server: OpenAIServer) -> None:
+    server.push(Reply("hello there"), Reply("hello there"))
+    model = LiteLLMChatModel("openai/gpt-4o-mini", api_base=server.base_url, api_key="sk-test")
+    cost = model.complete(MESSAGES).cost
+    assert cost is not None and cost > 0
+    assert make_model(server).complete(MESSAGES).cost is None  # unpriced model name
+
+
+def test_extra_may_not_override_managed_kwargs() -> None:
+    with pytest.raises(ValueError, match="num_retries"):
+        LiteLLMChatModel("openai/x", extra={"num_retries": 5})
+
+
+# -- the server itself ---------------------------------------------------------------------
+
+
+def test_server_models_endpoint_and_stream() -> None:
+    import litellm  # only the raw server behaviour is under test here
+
+    with OpenAIServer(default=Reply("streamed hello")) as srv:
+        with urllib.request.urlopen(f"{srv.base_url}/models", timeout=5) as resp:
+            assert json.load(resp)["data"][0]["id"] == "scripted"
+        chunks = litellm.completion(
+            model="openai/scripted", api_base=srv.base_url, api_key="sk-test",
+            messages=MESSAGES, stream=True, max_retries=0,
+        )
+        assert "".join(c.choices[0].delta.content or "" for c in chunks) == "streamed hello"
+
+
+def test_server_stops_promptly_with_hanging_handler() -> None:
+    srv = OpenAIServer([Reply(fault="hang", hang_seconds=30)]).start()
+    port = int(srv.base_url.split(":")[2].split("/")[0])
+    body = json.dumps({"model": "m", "messages": []}).encode()
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.sendall(
+        b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+    )
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(sock.recv(1024)), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 5
+    while not srv.requests and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert srv.requests, "server never saw the request"
+    start = time.monotonic()
+    srv.stop()
+    reader.join(timeout=5)
+    assert time.monotonic() - start < 2.0
+    assert received == [b""]  # closed without a response
+    sock.close()
