@@ -1,0 +1,42 @@
+"""The interface every simulated (or human) customer implements."""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from typing import Any
+
+from airline_gym.domain.tasks import Task
+
+Dialogue = list[dict[str, Any]]
+"""What the customer has seen: ``{"role": "assistant" | "user", "content": str}`` messages, from
+the agent's greeting on. Agent messages with tool calls and tool results are never shown."""
+
+
+class UserSimulatorError(RuntimeError):
+    """The simulator could not produce a reply (e.g. the LLM failed after retries)."""
+
+
+class UserSimulator(ABC):
+    """A customer: told the task at ``reset``, then asked for one reply per agent message."""
+
+    #: Whether the simulator needs no network or API key (scripted, replay).
+    offline: bool = False
+
+    @abstractmethod
+    def reset(self, task: Task, seed: int | None = None) -> None:
+        """Start a new conversation about ``task``."""
+
+    @abstractmethod
+    def reply(self, dialogue: Dialogue) -> str:
+        """The customer's next message; may contain ###STOP###, ###TRANSFER###, ###OUT-OF-SCOPE###.
+
+        Raises :class:`UserSimulatorError` when no reply can be produced.
+        """
+
+    async def areply(self, dialogue: Dialogue) -> str:
+        """Async :meth:`reply`; the default runs it in a worker thread."""
+        return await asyncio.to_thread(self.reply, dialogue)
+
+    def check_ready(self) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Raise :class:`UserSimulatorError` at once if replies cannot work (e.g. no API key)."""

@@ -1,0 +1,131 @@
+"""Replay the customer turns of a recorded tau2-bench simulation, whatever the agent says."""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from airline_gym.domain.tasks import Task
+from airline_gym.prompts import STOP
+from airline_gym.users.base import Dialogue, UserSimulator
+
+__all__ = ["ReplayUser", "select_simulation"]
+
+Source = Mapping[str, Any] | Sequence[str] | str | os.PathLike[str]
+
+
+def select_simulation(
+    results: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    simulation_id: str | None = None,
+    task_id: str | int | None = None,
+    trial: int | None = None,
+) -> dict[str, Any]:
+    """One simulation of a tau2 results dict (or a bare list of simulations).
+
+    Filters by ``simulation_id``, ``task_id`` and ``trial``; among several matches the lowest
+    trial wins. With no filter the results must hold exactly one simulation.
+    """
+    sims = list(results["simulations"] if isinstance(results, Mapping) else results)
+    matches = [
+        s
+        for s in sims
+        if (simulation_id is None or s.get("id") == simulation_id)
+        and (task_id is None or str(s.get("task_id")) == str(task_id))
+        and (trial is None or s.get("trial") == trial)
+    ]
+    wanted = {"simulation_id": simulation_id, "task_id": task_id, "trial": trial}
+    asked = ", ".join(f"{k}={v!r}" for k, v in wanted.items() if v is not None)
+    if not matches:
+        raise ValueError(f"no simulation with {asked or 'any id'} among {len(sims)}")
+    if not asked and len(matches) > 1:
+        raise ValueError(
+            f"the results hold {len(matches)} simulations: "
+            "pass simulation_id, or task_id (and trial)"
+        )
+    return dict(min(matches, key=lambda s: s.get("trial") or 0))
+
+
+def _user_turns(messages: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    return tuple(
+        str(m["content"])
+        for m in messages
+        if m.get("role") == "user" and isinstance(m.get("content"), str) and m["content"].strip()
+    )
+
+
+class ReplayUser(UserSimulator):
+    """Says the recorded customer turns in order, then ``###STOP###``; ignores the agent.
+
+    ``source`` is a tau2 simulation dict (``messages`` with roles user/assistant/tool), a results
+    dict or results-file path (then ``simulation_id`` / ``task_id`` / ``trial`` pick the
+    simulation, see :func:`select_simulation`), or a plain list of customer messages. The turn
+    said is chosen by the number of customer turns already in the dialogue, so a reply depends
+    only on the dialogue (asking twice with the same dialogue gives the same turn).
+    """
+
+    offline = True
+
+    def __init__(
+        self,
+        source: Source,
+        *,
+        simulation_id: str | None = None,
+        task_id: str | int | None = None,
+        trial: int | None = None,
+    ) -> None:
+        if isinstance(source, (str, os.PathLike)):
+            source = _load(source)
+        if isinstance(source, Mapping) and "simulations" in source:
+            source = select_simulation(source, simulation_id, task_id, trial)
+        if isinstance(source, Mapping):
+            self.turns = _user_turns(source.get("messages") or [])
+            self.simulation_id: str | None = source.get("id")
+            recorded = source.get("task_id")
+            self.task_id: str | None = None if recorded is None else str(recorded)
+        else:
+            if not all(isinstance(t, str) for t in source):
+                raise TypeError("a replay list must hold strings (the customer's messages)")
+            self.turns = tuple(source)
+            self.simulation_id = None
+            self.task_id = None if task_id is None else str(task_id)
+        self.task: Task | None = None
+
+    @classmethod
+    def from_results(
+        cls,
+        path: str | os.PathLike[str],
+        simulation_id: str | None = None,
+        task_id: str | int | None = None,
+        trial: int | None = None,
+    ) -> ReplayUser:
+        """Replay one simulation of a tau2 results file."""
+        return cls(path, simulation_id=simulation_id, task_id=task_id, trial=trial)
+
+    def __repr__(self) -> str:
+        return (
+            f"ReplayUser(simulation_id={self.simulation_id!r}, task_id={self.task_id!r}, "
+            f"turns={len(self.turns)})"
+        )
+
+    def reset(self, task: Task, seed: int | None = None) -> None:
+        """Start over; warns when ``task`` is not the recorded simulation's task."""
+        if self.task_id is not None and task.id != self.task_id:
+            warnings.warn(
+                f"replaying the customer of task {self.task_id} on task {task.id}",
+                stacklevel=2,
+            )
+        self.task = task
+
+    def reply(self, dialogue: Dialogue) -> str:
+        """The next recorded turn, or ``###STOP###`` when they are used up."""
+        said = sum(1 for m in dialogue if m.get("role") == "user")
+        return self.turns[said] if said < len(self.turns) else STOP
+
+
+def _load(path: str | os.PathLike[str]) -> Any:
+    with Path(path).open(encoding="utf-8") as f:
+        return json.load(f)
