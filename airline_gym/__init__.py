@@ -1,3 +1,16 @@
-"""airline-gym: a fast, faithful Gymnasium environment for the tau2-bench airline domain."""
+"""airline-gym: a fast, faithful Gymnasium environment for the tau2-bench airline domain.
+
+``import airline_gym`` registers ``Airline-v0`` (LLM customer) and ``AirlineScripted-v0``
+(offline, deterministic customer)::
+
+    import gymnasium as gym
+    import airline_gym  # noqa: F401
+
+    env = gym.make("AirlineScripted-v0", task=17)
+"""
+
+from airline_gym.registration import register_envs
 
 __version__ = "0.1.0"
+
+register_envs()

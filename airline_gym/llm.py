@@ -29,10 +29,22 @@ __all__ = [
 ]
 
 #: litellm kwargs that :class:`LiteLLMChatModel` manages itself (not allowed in ``extra``).
-RESERVED_KWARGS = frozenset({
-    "model", "messages", "tools", "temperature", "seed", "timeout", "api_base", "base_url",
-    "api_key", "num_retries", "max_retries", "stream",
-})
+RESERVED_KWARGS = frozenset(
+    {
+        "model",
+        "messages",
+        "tools",
+        "temperature",
+        "seed",
+        "timeout",
+        "api_base",
+        "base_url",
+        "api_key",
+        "num_retries",
+        "max_retries",
+        "stream",
+    }
+)
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _MAX_DETAIL = 400
@@ -48,7 +60,11 @@ class LLMError(RuntimeError):
     """
 
     def __init__(
-        self, cause: str, *, attempts: int = 0, status_code: int | None = None,
+        self,
+        cause: str,
+        *,
+        attempts: int = 0,
+        status_code: int | None = None,
         retryable: bool = False,
     ) -> None:
         super().__init__(cause)
@@ -151,8 +167,10 @@ def _classify(exc: BaseException, timeout: float) -> _Failure:
     name = type(exc).__name__
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
-    if name in ("Timeout", "APITimeoutError") or isinstance(exc, TimeoutError) or (
-        "timeout" in name.lower() and status in (None, 408)
+    if (
+        name in ("Timeout", "APITimeoutError")
+        or isinstance(exc, TimeoutError)
+        or ("timeout" in name.lower() and status in (None, 408))
     ):
         return _Failure(True, f"timeout ({timeout:g} s)", detail, status)
     # litellm reports a dropped/refused connection as InternalServerError("Connection error.")
@@ -358,7 +376,9 @@ class LiteLLMChatModel:
                 f"{failure.detail}"
             )
             raise LLMError(
-                cause, attempts=attempt, status_code=failure.status,
+                cause,
+                attempts=attempt,
+                status_code=failure.status,
                 retryable=failure.retryable,
             ) from exc
         if failure.retry_after is not None:
@@ -377,7 +397,7 @@ def check_credentials(
     if api_base:
         return None
     alternative = (
-        'or pass api_base=... for a local OpenAI-compatible server, or run offline with '
+        "or pass api_base=... for a local OpenAI-compatible server, or run offline with "
         'user="scripted"'
     )
     litellm = _litellm()

@@ -60,6 +60,12 @@ class PristineDB:
             path=path,
         )
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as a reference to the file: another process parses it once itself."""
+        if not self.path:
+            raise TypeError("a PristineDB built without a path cannot be pickled")
+        return (load_pristine, (self.path,))
+
     def table(self, name: str) -> dict[str, Record]:
         """One of ``flights``, ``reservations``, ``users``."""
         return getattr(self, name)  # type: ignore[no-any-return]
@@ -87,7 +93,7 @@ def _load_pristine(path: str, mtime_ns: int) -> PristineDB:
 
 
 def load_pristine(path: str | os.PathLike[str] | None = None) -> PristineDB:
-    """The pristine DB from ``path`` (default: the configured data files), parsed once per process."""
+    """The pristine DB at ``path`` (default: the configured data files), parsed once."""
     if path is None:
         from airline_gym.data import data_files
 
@@ -137,7 +143,9 @@ class AirlineDB:
 
     def flights_from(self, origin: str | None) -> Iterator[Record]:
         """Flights in DB order, optionally only those departing ``origin``."""
-        numbers = self.base.flights if origin is None else self.base.flights_by_origin.get(origin, ())
+        numbers = (
+            self.base.flights if origin is None else self.base.flights_by_origin.get(origin, ())
+        )
         for number in numbers:
             record = self.flight(number)
             if record is not None:
@@ -239,7 +247,9 @@ def db_hash(db: AirlineDB | PristineDB) -> str:
     return (db.fork() if isinstance(db, PristineDB) else db).hash()
 
 
-def changed_records(a: AirlineDB, b: AirlineDB) -> Iterator[tuple[str, str, Record | None, Record | None]]:
+def changed_records(
+    a: AirlineDB, b: AirlineDB
+) -> Iterator[tuple[str, str, Record | None, Record | None]]:
     """(table, key, record in a, record in b) for every record that differs between two views.
 
     Equivalent to comparing the full-DB hashes: both views share the pristine base, so only

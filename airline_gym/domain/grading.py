@@ -79,10 +79,10 @@ class Grade:
     breakdown: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready data."""
-        out = asdict(self)
+        """Plain JSON data (lists, dicts, strings, numbers)."""
+        out = json.loads(json.dumps(asdict(self)))
         out["db_diff_text"] = [str(d) for d in self.db_diff]
-        return out
+        return out  # type: ignore[no-any-return]
 
 
 # --- gold database ---------------------------------------------------------------------------
@@ -132,7 +132,9 @@ def db_diff(db: AirlineDB, gold: AirlineDB) -> list[FieldDiff]:
     diffs: list[FieldDiff] = []
     for table, key, got, expected in changed_records(db, gold):
         if got is None or expected is None:
-            diffs.append(FieldDiff(table, key, "", _record_or_missing(expected), _record_or_missing(got)))
+            diffs.append(
+                FieldDiff(table, key, "", _record_or_missing(expected), _record_or_missing(got))
+            )
             continue
         fields: list[tuple[str, Any, Any]] = []
         _diff(expected, got, "", fields)

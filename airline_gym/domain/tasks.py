@@ -47,7 +47,9 @@ class Task:
     def instructions(self) -> dict[str, Any]:
         """The user scenario's instructions (reason for call, known info, ...)."""
         instructions = self.raw["user_scenario"]["instructions"]
-        return instructions if isinstance(instructions, dict) else {"task_instructions": instructions}
+        return (
+            instructions if isinstance(instructions, dict) else {"task_instructions": instructions}
+        )
 
     @property
     def persona(self) -> str | None:
@@ -115,7 +117,7 @@ class TaskSet:
     def __getitem__(self, task_id: str | int) -> Task:
         key = task_key(task_id)
         if key not in self.tasks:
-            raise KeyError(f"no task {task_id!r} in task set {self.name!r} (ids: {self.id_range()})")
+            raise KeyError(f"no task {key!r} in task set {self.name!r} (ids: {self.id_range()})")
         return self.tasks[key]
 
     def id_range(self) -> str:
@@ -172,7 +174,9 @@ def load_task_set(
         return _load(str(files.tasks), str(files.split_tasks), DEFAULT_TASK_SET)
     path = Path(tasks).expanduser()
     if not path.is_file():
-        raise FileNotFoundError(f"tasks file not found: {path} (use 'tau2' or a path to tasks.json)")
+        raise FileNotFoundError(
+            f"tasks file not found: {path} (use 'tau2' or a path to tasks.json)"
+        )
     beside = path.with_name("split_tasks.json")
     splits = beside if beside.is_file() else data_files(data_dir).split_tasks
     return _load(str(path.resolve()), str(splits), str(path))

@@ -23,12 +23,27 @@ NEW_CERTIFICATE_IDS = ("certificate_3221322", "certificate_3221323", "certificat
 INSURANCE_FEE = 30
 BAG_FEE = 50
 AIRPORTS: tuple[tuple[str, str], ...] = (
-    ("SFO", "San Francisco"), ("JFK", "New York"), ("LAX", "Los Angeles"), ("ORD", "Chicago"),
-    ("DFW", "Dallas"), ("DEN", "Denver"), ("SEA", "Seattle"), ("ATL", "Atlanta"),
-    ("MIA", "Miami"), ("BOS", "Boston"), ("PHX", "Phoenix"), ("IAH", "Houston"),
-    ("LAS", "Las Vegas"), ("MCO", "Orlando"), ("EWR", "Newark"), ("CLT", "Charlotte"),
-    ("MSP", "Minneapolis"), ("DTW", "Detroit"), ("PHL", "Philadelphia"), ("LGA", "LaGuardia"),
-)  # fmt: skip
+    ("SFO", "San Francisco"),
+    ("JFK", "New York"),
+    ("LAX", "Los Angeles"),
+    ("ORD", "Chicago"),
+    ("DFW", "Dallas"),
+    ("DEN", "Denver"),
+    ("SEA", "Seattle"),
+    ("ATL", "Atlanta"),
+    ("MIA", "Miami"),
+    ("BOS", "Boston"),
+    ("PHX", "Phoenix"),
+    ("IAH", "Houston"),
+    ("LAS", "Las Vegas"),
+    ("MCO", "Orlando"),
+    ("EWR", "Newark"),
+    ("CLT", "Charlotte"),
+    ("MSP", "Minneapolis"),
+    ("DTW", "Detroit"),
+    ("PHL", "Philadelphia"),
+    ("LGA", "LaGuardia"),
+)
 
 
 Cabin = Literal["business", "economy", "basic_economy"]
@@ -308,9 +323,14 @@ def book_reservation(
         status = _available_flight_date(db, number, date, cabin, count)
         price = status["prices"][cabin]
         segments.append(
-            {"flight_number": number, "origin": flight["origin"],
-             "destination": flight["destination"], "date": date, "price": price}
-        )  # fmt: skip
+            {
+                "flight_number": number,
+                "origin": flight["origin"],
+                "destination": flight["destination"],
+                "date": date,
+                "price": price,
+            }
+        )
         booked.append((number, date))
         total += price * count
     if insurance == "yes":
@@ -404,11 +424,12 @@ def update_reservation_flights(
             (
                 seg
                 for seg in reservation["flights"]
-                if seg["flight_number"] == number and seg["date"] == date
+                if seg["flight_number"] == number
+                and seg["date"] == date
                 and cabin == reservation["cabin"]
             ),
             None,
-        )  # fmt: skip
+        )
         if kept is not None:
             total += kept["price"] * count
             segments.append(dict(kept))
@@ -416,10 +437,12 @@ def update_reservation_flights(
         flight = _flight(db, number)
         status = _available_flight_date(db, number, date, cabin, count)
         segment = {
-            "flight_number": number, "origin": flight["origin"],
-            "destination": flight["destination"], "date": date,
+            "flight_number": number,
+            "origin": flight["origin"],
+            "destination": flight["destination"],
+            "date": date,
             "price": status["prices"][cabin],
-        }  # fmt: skip
+        }
         total += segment["price"] * count
         segments.append(segment)
     total -= sum(seg["price"] for seg in reservation["flights"]) * count
@@ -492,7 +515,11 @@ def send_certificate(db: AirlineDB, user_id: str, amount: int) -> str:
     if new_id is None:
         raise ToolError("Too many certificates")
     user = db.user_for_write(user_id)  # type: ignore[assignment]
-    user["payment_methods"][new_id] = {"source": "certificate", "id": new_id, "amount": float(amount)}
+    user["payment_methods"][new_id] = {
+        "source": "certificate",
+        "id": new_id,
+        "amount": float(amount),
+    }
     return f"Certificate {new_id} added to user {user_id} with amount {amount}."
 
 
@@ -513,15 +540,29 @@ ToolFunction = Callable[..., Any]
 TOOLS: dict[str, ToolFunction] = {
     f.__name__: f
     for f in (
-        book_reservation, calculate, cancel_reservation, get_reservation_details,
-        get_user_details, list_all_airports, search_direct_flight, search_onestop_flight,
-        send_certificate, transfer_to_human_agents, update_reservation_baggages,
-        update_reservation_flights, update_reservation_passengers, get_flight_status,
+        book_reservation,
+        calculate,
+        cancel_reservation,
+        get_reservation_details,
+        get_user_details,
+        list_all_airports,
+        search_direct_flight,
+        search_onestop_flight,
+        send_certificate,
+        transfer_to_human_agents,
+        update_reservation_baggages,
+        update_reservation_flights,
+        update_reservation_passengers,
+        get_flight_status,
     )
-}  # fmt: skip
+}
 WRITE_TOOLS: frozenset[str] = frozenset(
     {
-        "book_reservation", "cancel_reservation", "update_reservation_flights",
-        "update_reservation_passengers", "update_reservation_baggages", "send_certificate",
+        "book_reservation",
+        "cancel_reservation",
+        "update_reservation_flights",
+        "update_reservation_passengers",
+        "update_reservation_baggages",
+        "send_certificate",
     }
-)  # fmt: skip
+)

@@ -86,7 +86,8 @@ def _check(value: Any, annotation: Any, where: str) -> str | None:
     elif is_typeddict(annotation):
         if not isinstance(value, dict):
             fields = ", ".join(_fields(annotation))
-            return f"'{where}' must be an object with {fields}; got {_json_type(value)} {_short(value)}"
+            got = f"{_json_type(value)} {_short(value)}"
+            return f"'{where}' must be an object with {fields}; got {got}"
         for key, hint in _fields(annotation).items():
             if key not in value:
                 return f"'{where}' is missing the field '{key}' ({describe(hint)})"

@@ -106,8 +106,10 @@ class OpenAIServer:
         port = httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{port}/v1"
         self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-            name=f"OpenAIServer:{port}", daemon=True,
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"OpenAIServer:{port}",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -211,8 +213,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _send(self, status: int, payload: bytes, content_type: str = "application/json",
-              headers: dict[str, str] | None = None) -> None:
+    def _send(
+        self,
+        status: int,
+        payload: bytes,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(payload)))
@@ -312,17 +319,20 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream"):
             self._stream(completion_id, model, message, finish, usage, body)
             return
-        self._send_json(200, {
-            "id": completion_id,
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": model,
-            "system_fingerprint": None,
-            "choices": [
-                {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
-            ],
-            "usage": usage,
-        })
+        self._send_json(
+            200,
+            {
+                "id": completion_id,
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "system_fingerprint": None,
+                "choices": [
+                    {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+                ],
+                "usage": usage,
+            },
+        )
 
     def _tool_call(self, spec: dict[str, Any]) -> dict[str, Any]:
         args = spec.get("arguments", {})
@@ -335,14 +345,23 @@ class _Handler(BaseHTTPRequestHandler):
             },
         }
 
-    def _stream(self, completion_id: str, model: str, message: dict[str, Any], finish: str,
-                usage: dict[str, int], body: dict[str, Any]) -> None:
+    def _stream(
+        self,
+        completion_id: str,
+        model: str,
+        message: dict[str, Any],
+        finish: str,
+        usage: dict[str, int],
+        body: dict[str, Any],
+    ) -> None:
         """Minimal SSE streaming: role, content, tool calls, finish, optional usage, [DONE]."""
         created = int(time.time())
 
         def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
             return {
-                "id": completion_id, "object": "chat.completion.chunk", "created": created,
+                "id": completion_id,
+                "object": "chat.completion.chunk",
+                "created": created,
                 "model": model,
                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
             }

@@ -1,0 +1,89 @@
+"""Play one episode and show it: the transcript, the grade breakdown, the reward last.
+
+Offline by default: the gold agent (the task's reference solution) against the scripted
+customer. Switch either side to an LLM with a litellm model name.
+
+  airline-gym demo
+  airline-gym demo --task 18
+  airline-gym demo --agent noop --task 0
+  airline-gym demo --user-model gpt-4.1           # LLM customer (needs OPENAI_API_KEY)
+  airline-gym demo --user-model openai/qwen --api-base http://localhost:8000/v1
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+AGENTS = ("gold", "noop", "transfer", "random")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """CLI options of ``airline-gym demo``."""
+    parser.add_argument("--task", default="17", help="task id (default 17)")
+    parser.add_argument("--tasks", default="tau2", help="'tau2' or a path to a tasks.json")
+    parser.add_argument(
+        "--agent", choices=AGENTS, default="gold", help="built-in agent (default gold)"
+    )
+    parser.add_argument("--agent-model", help="litellm model for an LLM agent instead of --agent")
+    parser.add_argument(
+        "--user-model", help="litellm model for an LLM customer (default: scripted)"
+    )
+    parser.add_argument("--api-base", help="OpenAI-compatible base URL for the LLM side(s)")
+    parser.add_argument("--seed", type=int, default=0, help="reset seed (default 0)")
+    parser.add_argument("--max-steps", type=int, default=200, help="step budget (default 200)")
+    parser.add_argument("--no-colour", action="store_true", help="plain text output")
+
+
+def _agent(args: argparse.Namespace, env: Any) -> Any:
+    from airline_gym import agents
+
+    if args.agent_model:
+        from airline_gym.agents import LiteLLMAgent  # type: ignore[attr-defined]
+
+        return LiteLLMAgent(args.agent_model, api_base=args.api_base)
+    return {
+        "gold": lambda: agents.GoldAgent(env.unwrapped.task_set),
+        "noop": agents.NoOpAgent,
+        "transfer": agents.TransferAgent,
+        "random": lambda: agents.RandomAgent(seed=args.seed),
+    }[args.agent]()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``airline-gym demo``."""
+    import gymnasium as gym
+
+    import airline_gym  # noqa: F401  (registers the envs)
+    from airline_gym.render import transcript
+
+    user: dict[str, Any] = {"user": "scripted"}
+    if args.user_model:
+        llm_args = {"api_base": args.api_base} if args.api_base else {}
+        user = {"user": "llm", "user_model": args.user_model, "user_llm_args": llm_args}
+    env = gym.make("Airline-v0", task=args.task, tasks=args.tasks, max_steps=args.max_steps, **user)
+    agent = _agent(args, env)
+    obs, info = env.reset(seed=args.seed)
+    agent.reset(info)
+    terminated = truncated = False
+    reward = 0.0
+    while not (terminated or truncated):
+        obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
+    colour = not args.no_colour and sys.stdout.isatty()
+    print(transcript(env.unwrapped.episode.messages, colour=colour))
+    grade = info["reward_info"]
+    print("\n--- grade " + "-" * 50)
+    print(
+        f"task {info['task_id']}  termination: {grade['termination_reason']}  "
+        f"steps: {info['step_count']}  tool errors: {info['num_errors']}"
+    )
+    print(f"DB check: {'match' if grade['db_match'] else 'DIFFERS'}")
+    for line in grade["db_diff_text"]:
+        print(f"  {line}")
+    for check in grade["communicate_checks"]:
+        print(f"communicate {check['info']!r}: {'said' if check['met'] else 'NOT said'}")
+    if grade["note"]:
+        print(grade["note"])
+    print(f"reward={reward}")
+    return 0

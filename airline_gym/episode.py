@@ -1,0 +1,183 @@
+"""The conversation loop of one episode, exactly as tau2-bench's orchestrator runs it (spec §5).
+
+No gymnasium here: :class:`Episode` holds the task, the episode's DB view, the OpenAI-format
+history and the counters, and advances one agent action at a time. The user simulator is called
+through :meth:`Episode.act` (sync) or :meth:`Episode.aact` (async).
+
+Step counting follows the reference: the user's first message is step 1 (the agent's greeting is
+not a step); every agent message, every batch of tool results and every user message is one
+step. After a step whose next recipient is not the tool environment, ``max_steps`` and then
+``max_errors`` are checked, and they override a stop decided in the same step.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from airline_gym.actions import DONE_TOOL, ActionError, AgentMessage, parse_action
+from airline_gym.domain.database import AirlineDB
+from airline_gym.domain.grading import (
+    AGENT_STOP,
+    MAX_STEPS,
+    TOO_MANY_ERRORS,
+    USER_ERROR,
+    USER_STOP,
+    Grade,
+    grade,
+)
+from airline_gym.domain.tasks import Task
+from airline_gym.domain.toolbox import execute
+from airline_gym.prompts import GREETING, STOP, is_user_stop
+from airline_gym.users.base import Dialogue, UserSimulator, UserSimulatorError
+
+Message = dict[str, Any]
+
+
+@dataclass
+class Episode:
+    """One conversation between an agent (the caller) and a simulated user."""
+
+    task: Task
+    db: AirlineDB
+    user: UserSimulator
+    max_steps: int = 200
+    max_errors: int = 10
+    messages: list[Message] = field(default_factory=list)
+    step_count: int = 0
+    num_errors: int = 0
+    termination_reason: str | None = None
+    error_detail: str | None = None
+    _ids: Any = field(default_factory=lambda: itertools.count(), repr=False)
+    _seen: int = 0
+
+    @property
+    def done(self) -> bool:
+        """Whether the episode has ended."""
+        return self.termination_reason is not None
+
+    def _new_id(self) -> str:
+        return f"call_{next(self._ids)}"
+
+    def dialogue(self) -> Dialogue:
+        """What the user has seen so far (agent text messages and its own turns)."""
+        return [
+            {"role": m["role"], "content": m["content"]}
+            for m in self.messages
+            if (m["role"] == "user" or (m["role"] == "assistant" and not m.get("tool_calls")))
+            and m.get("content") is not None
+        ]
+
+    def take_new_messages(self) -> list[Message]:
+        """Messages added since the last call (the agent's observation)."""
+        new = self.messages[self._seen :]
+        self._seen = len(self.messages)
+        return [m for m in new if m["role"] != "assistant"]
+
+    # --- the loop ----------------------------------------------------------------------------
+    def _check_limits(self) -> None:
+        if self.step_count >= self.max_steps:
+            self.termination_reason = MAX_STEPS
+        if self.num_errors >= self.max_errors:
+            self.termination_reason = TOO_MANY_ERRORS
+
+    def _user_said(self, text: str | Exception) -> None:
+        if isinstance(text, Exception) or not isinstance(text, str) or not text.strip():
+            self.termination_reason = USER_ERROR
+            cause = text if isinstance(text, Exception) else f"empty reply {text!r}"
+            self.error_detail = f"user simulator failed: {cause}"
+            return
+        self.messages.append({"role": "user", "content": text})
+        self.step_count += 1
+        if is_user_stop(text):
+            self.termination_reason = USER_STOP
+        self._check_limits()
+
+    def begin(self) -> bool:
+        """Add the greeting; returns True (the user speaks first)."""
+        self.messages = [{"role": "assistant", "content": GREETING}]
+        self._seen = 1
+        return True
+
+    def agent_turn(self, action: Any) -> bool:
+        """Apply one agent action; returns whether the user must reply next."""
+        if self.done:
+            raise RuntimeError("the episode is over; call reset()")
+        try:
+            message = parse_action(action, self._new_id)
+        except ActionError as exc:
+            # Not a message at all: nothing enters the history, but it costs a step and an error.
+            self.step_count += 1
+            self.num_errors += 1
+            self.messages.append({"role": "system", "content": f"Error: invalid action: {exc}"})
+            self._check_limits()
+            return False
+        return self._apply(message)
+
+    def _apply(self, message: AgentMessage) -> bool:
+        self.messages.append(message.to_openai())
+        self.step_count += 1
+        calls = [c for c in message.tool_calls if c.name != DONE_TOOL]
+        stop = len(calls) < len(message.tool_calls) or STOP in (message.content or "")
+        if message.tool_calls:
+            for call in message.tool_calls:
+                if call.name == DONE_TOOL:
+                    content = "Conversation ended by the agent."
+                else:
+                    result = execute(self.db, call.name, call.arguments)
+                    content = result.content
+                    self.num_errors += result.error
+                self.messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+            if calls:
+                self.step_count += 1  # the environment's step
+        if stop:
+            self.termination_reason = AGENT_STOP
+        self._check_limits()
+        return not self.done and not message.tool_calls
+
+    def act(self, action: Any) -> list[Message]:
+        """Apply an action, let the user reply if addressed, and return the observation."""
+        if self.agent_turn(action):
+            self._user_said(self._ask_user())
+        return self.take_new_messages()
+
+    async def aact(self, action: Any) -> list[Message]:
+        """Async :meth:`act` (the user simulator is awaited)."""
+        if self.agent_turn(action):
+            try:
+                reply: str | Exception = await self.user.areply(self.dialogue())
+            except UserSimulatorError as exc:
+                reply = exc
+            self._user_said(reply)
+        return self.take_new_messages()
+
+    def start(self) -> list[Message]:
+        """Greeting, then the user's opening message; returns the first observation."""
+        self.begin()
+        self._user_said(self._ask_user())
+        return self.take_new_messages()
+
+    async def astart(self) -> list[Message]:
+        """Async :meth:`start`."""
+        self.begin()
+        try:
+            reply: str | Exception = await self.user.areply(self.dialogue())
+        except UserSimulatorError as exc:
+            reply = exc
+        self._user_said(reply)
+        return self.take_new_messages()
+
+    def _ask_user(self) -> str | Exception:
+        try:
+            return self.user.reply(self.dialogue())
+        except UserSimulatorError as exc:
+            return exc
+
+    def grade(self) -> Grade:
+        """Grade the episode as it stands (call once it is done)."""
+        return grade(self.task, self.db, self.transcript(), self.termination_reason or "")
+
+    def transcript(self) -> list[Message]:
+        """The history without our error notes (what the reference trajectory would hold)."""
+        return [m for m in self.messages if m["role"] != "system"]

@@ -1,0 +1,45 @@
+"""Reward options: the official tau2 reward (default) and opt-in denser signals for RL.
+
+``official``: the terminal reward tau2-bench gives, DB check x communicate check, in {0, 1}.
+``partial``: 1.0 when the official reward is 1.0; otherwise half credit for the DB (one minus the
+share of fields still wrong, relative to the fields the gold actions change) plus half credit for
+the share of communicate strings said. Premature endings still score 0.
+``error_penalty``: subtracted on each step per tool error made in that step (default 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from airline_gym.domain.database import AirlineDB
+from airline_gym.domain.grading import GRADED_TERMINATIONS, Grade, db_diff, gold_db
+from airline_gym.domain.tasks import Task
+
+REWARD_MODES = ("official", "partial")
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    """How the env turns grades and errors into rewards."""
+
+    mode: str = "official"
+    error_penalty: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.mode not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {', '.join(REWARD_MODES)}; got {self.mode!r}")
+        if not self.error_penalty >= 0:
+            raise ValueError(f"error_penalty must be >= 0; got {self.error_penalty!r}")
+
+    def terminal(self, grade: Grade, task: Task, db: AirlineDB) -> float:
+        """The reward of the final step (before any error penalty)."""
+        if self.mode == "official" or grade.reward == 1.0:
+            return grade.reward
+        if grade.termination_reason not in GRADED_TERMINATIONS:
+            return 0.0
+        gold = gold_db(task, db.base)
+        gold_fields = max(1, len(db_diff(db.base.fork(), gold)))
+        db_credit = max(0.0, 1.0 - len(grade.db_diff) / gold_fields)
+        checks = grade.communicate_checks
+        said = sum(c.met for c in checks) / len(checks) if checks else 1.0
+        return 0.5 * db_credit + 0.5 * said

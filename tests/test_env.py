@@ -1,0 +1,416 @@
+"""The Gymnasium contract of the airline envs."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import types
+import warnings
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+from gymnasium.utils.env_checker import check_env
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import airline_gym  # noqa: F401
+from airline_gym.agents import DONE, GoldAgent, text_message, tool_call_message
+from airline_gym.registration import ENV_SPECS
+
+ENVS_DIR = Path(__file__).resolve().parents[1] / "envs"
+OFFLINE_IDS = [i for i, s in ENV_SPECS.items() if not s["nondeterministic"]]
+
+
+def run_agent(env, agent, seed=0, options=None):
+    obs, info = env.reset(seed=seed, options=options)
+    agent.reset(info)
+    while True:
+        obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
+        if terminated or truncated:
+            return reward, terminated, truncated, info
+
+
+# --- registration --------------------------------------------------------------------------------
+def test_registry_and_envs_folder_agree_both_ways():
+    files = {p.stem: json.loads(p.read_text()) for p in ENVS_DIR.glob("*.json")}
+    ours = {s.id for s in gym.registry.values() if s.entry_point == "airline_gym.env:AirlineEnv"}
+    assert set(files) == ours == set(ENV_SPECS)
+    for env_id, data in files.items():
+        assert json.loads(gym.spec(env_id).to_json()) == data
+
+
+def test_make_with_module_prefix_works_in_a_fresh_interpreter():
+    import subprocess
+    import sys
+
+    code = (
+        "import gymnasium as gym; env = gym.make('airline_gym:AirlineScripted-v0', task=17); "
+        "obs, info = env.reset(seed=1); print(info['task_id'])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "17"
+
+
+# --- gold replay ---------------------------------------------------------------------------
+@pytest.mark.parametrize("task_set", ["tau2", "tau3"])
+def test_gold_agent_scores_1_on_every_task(task_set, tau3_tasks):
+    tasks = "tau2" if task_set == "tau2" else str(airline_gym_tau3_path())
+    env = gym.make("Airline-v0", user="scripted", tasks=tasks)
+    agent = GoldAgent(env.unwrapped.task_set)
+    for task in env.unwrapped.task_set:
+        reward, terminated, truncated, info = run_agent(env, agent, options={"task": task.id})
+        assert (reward, terminated, truncated) == (1.0, True, False), (
+            task.id,
+            info.get("reward_info"),
+        )
+        assert info["termination_reason"] == "agent_stop"
+
+
+def airline_gym_tau3_path():
+    from tests.conftest import TAU3_TASKS
+
+    return TAU3_TASKS
+
+
+# --- the gymnasium checker, determinism, pickling ------------------------------------------------
+@pytest.mark.parametrize("env_id", OFFLINE_IDS)
+def test_check_env_passes_without_warnings(env_id):
+    env = gym.make(env_id, task=17)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+
+
+@pytest.mark.parametrize("env_id", OFFLINE_IDS)
+def test_seeded_rollouts_are_identical(env_id):
+    def rollout():
+        env = gym.make(env_id)  # task drawn from the env's RNG
+        env.action_space.seed(7)
+        obs, info = env.reset(seed=123)
+        trace = [obs, info["task_id"]]
+        for _ in range(30):
+            obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+            trace.append((obs, reward, terminated, truncated, info["step_count"]))
+            if terminated or truncated:
+                break
+        return trace, env.render() if env.render_mode else info["messages"]
+
+    assert rollout() == rollout()
+
+
+@pytest.mark.parametrize("env_id", OFFLINE_IDS)
+def test_pickle_round_trip_mid_episode_continues_identically(env_id):
+    env = gym.make(env_id, task=17)
+    env.reset(seed=5)
+    env.step(tool_call_message("get_user_details", {"user_id": "omar_rossi_1241"}, "a"))
+    clone = pickle.loads(pickle.dumps(env))
+    action = text_message("Which reservation would you like to change?")
+    assert env.step(action)[:4] == clone.step(action)[:4]
+    assert env.unwrapped.episode.db.hash() == clone.unwrapped.episode.db.hash()
+
+
+# --- actions -----------------------------------------------------------------------------------
+ACTION_FORMS = {
+    "openai dict": tool_call_message("get_user_details", {"user_id": "omar_rossi_1241"}, "x1"),
+    "json string": json.dumps(
+        {"name": "get_user_details", "arguments": {"user_id": "omar_rossi_1241"}}
+    ),
+    "functional": "get_user_details(user_id='omar_rossi_1241')",
+    "bare identifier": "get_user_details(user_id=omar_rossi_1241)",
+    "multi-line functional": "get_user_details(\n    user_id='omar_rossi_1241',\n)",
+    "message object": types.SimpleNamespace(
+        role="assistant",
+        content=None,
+        tool_calls=[
+            types.SimpleNamespace(
+                id="x2",
+                type="function",
+                function=types.SimpleNamespace(
+                    name="get_user_details", arguments='{"user_id": "omar_rossi_1241"}'
+                ),
+            )
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("form", list(ACTION_FORMS))
+def test_every_action_form_runs_the_tool(form):
+    env = gym.make("AirlineScripted-v0", task=17)
+    env.reset(seed=0)
+    obs, _reward, _terminated, _truncated, info = env.step(ACTION_FORMS[form])
+    assert len(obs) == 1 and obs[0]["role"] == "tool"
+    assert json.loads(obs[0]["content"])["user_id"] == "omar_rossi_1241"
+    assert info["num_errors"] == 0 and info["step_count"] == 3
+
+
+def test_litellm_message_object_is_accepted():
+    litellm = pytest.importorskip("litellm")
+    message = litellm.Message(
+        content=None,
+        role="assistant",
+        tool_calls=[
+            {
+                "id": "y",
+                "type": "function",
+                "function": {
+                    "name": "get_reservation_details",
+                    "arguments": '{"reservation_id": "FQ8APE"}',
+                },
+            }
+        ],
+    )
+    env = gym.make("AirlineScripted-v0", task=17)
+    env.reset(seed=0)
+    obs, *_ = env.step(message)
+    assert obs[0]["tool_call_id"] == "y" and '"FQ8APE"' in obs[0]["content"]
+
+
+def test_plain_text_goes_to_the_user_and_the_user_answers():
+    env = gym.make("AirlineScripted-v0", task=17)
+    env.reset(seed=0)
+    obs, *_, info = env.step("Could you tell me your user id?")
+    assert [m["role"] for m in obs] == ["user"] and "omar_rossi_1241" in obs[0]["content"]
+    assert info["messages"][-2] == {
+        "role": "assistant",
+        "content": "Could you tell me your user id?",
+    }
+
+
+def test_several_tool_calls_in_one_message_run_in_order_as_one_step():
+    env = gym.make("AirlineScripted-v0", task=17)
+    env.reset(seed=0)
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "a",
+                "type": "function",
+                "function": {
+                    "name": "send_certificate",
+                    "arguments": '{"user_id": "omar_rossi_1241", "amount": 50}',
+                },
+            },
+            {
+                "id": "b",
+                "type": "function",
+                "function": {
+                    "name": "send_certificate",
+                    "arguments": '{"user_id": "omar_rossi_1241", "amount": 60}',
+                },
+            },
+        ],
+    }
+    obs, *_, info = env.step(message)
+    assert [o["tool_call_id"] for o in obs] == ["a", "b"]
+    assert obs[0]["content"].startswith("Certificate certificate_3221322 added")
+    assert obs[1]["content"].startswith("Certificate certificate_3221323 added")
+    assert info["step_count"] == 3  # user 1, agent 2, tools 3
+
+
+@pytest.mark.parametrize(
+    ("action", "expected"),
+    [
+        (
+            tool_call_message("get_user_details", {"user_id": 42}, "e"),
+            "Error: invalid arguments for get_user_details: "
+            "'user_id' must be a string; got number 42",
+        ),
+        (
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "e",
+                        "type": "function",
+                        "function": {"name": "get_user_details", "arguments": "{not json"},
+                    }
+                ],
+            },
+            "Error: invalid arguments for get_user_details: arguments are not valid JSON",
+        ),
+        (
+            tool_call_message("fly_me_to_the_moon", {}, "e"),
+            "Error: Tool 'fly_me_to_the_moon' not found.",
+        ),
+        (
+            tool_call_message("get_user_details", {}, "e"),
+            "Error: invalid arguments for get_user_details: missing required argument 'user_id'",
+        ),
+    ],
+)
+def test_malformed_tool_calls_become_error_observations_and_count(action, expected):
+    env = gym.make("AirlineScripted-v0", task=17)
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert obs[0]["role"] == "tool" and obs[0]["content"].startswith(expected)
+    assert info["num_errors"] == 1 and not (terminated or truncated) and reward == 0.0
+
+
+@pytest.mark.parametrize(
+    "action",
+    ["", "   ", None, {"role": "assistant", "content": ""}, 3.5, {"role": "user", "content": "hi"}],
+)
+def test_actions_that_are_not_messages_give_a_system_error_and_count(action):
+    env = gym.make("AirlineScripted-v0", task=17)
+    env.reset(seed=0)
+    assert not env.action_space.contains(action)
+    obs, _reward, _terminated, _truncated, info = env.step(action)
+    assert [m["role"] for m in obs] == ["system"] and obs[0]["content"].startswith(
+        "Error: invalid action"
+    )
+    assert info["num_errors"] == 1 and env.observation_space.contains(obs)
+
+
+def test_ten_invalid_actions_end_the_episode_truncated():
+    env = gym.make("AirlineScripted-v0", task=17)
+    env.reset(seed=0)
+    for _ in range(10):
+        _obs, _reward, terminated, truncated, info = env.step("")
+    assert truncated and not terminated and info["termination_reason"] == "too_many_errors"
+
+
+# --- hypothesis: nothing escapes step() ----------------------------------------------------------
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+tool_names = st.sampled_from(
+    [
+        "get_user_details",
+        "book_reservation",
+        "calculate",
+        "done",
+        "update_reservation_flights",
+        "nope",
+        "",
+    ]
+)
+arbitrary_actions = st.one_of(
+    st.text(max_size=80),
+    json_values,
+    st.builds(
+        lambda n, a: (
+            tool_call_message(n, a, "h")
+            if isinstance(a, dict)
+            else {
+                "role": "assistant",
+                "tool_calls": [{"id": "h", "function": {"name": n, "arguments": a}}],
+            }
+        ),
+        tool_names,
+        json_values,
+    ),
+)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(actions=st.lists(arbitrary_actions, min_size=1, max_size=6))
+def test_arbitrary_actions_never_raise_and_observations_stay_in_the_space(actions):
+    env = gym.make("AirlineScripted-v0", task=11)
+    obs, _ = env.reset(seed=0)
+    assert env.observation_space.contains(obs)
+    for action in actions:
+        obs, reward, terminated, truncated, _info = env.step(action)
+        assert env.observation_space.contains(obs)
+        assert isinstance(reward, float)
+        if terminated or truncated:
+            break
+
+
+# --- termination, rewards, info ----------------------------------------------------------------
+def test_done_ends_with_agent_stop_and_stepping_again_repeats_nothing():
+    env = gym.make("AirlineScripted-v0", task=3)  # must say "4"; the greeting does not
+    env.reset(seed=0)
+    _obs, reward, terminated, truncated, info = env.step(DONE)
+    assert (terminated, truncated, info["termination_reason"]) == (True, False, "agent_stop")
+    assert reward == 0.0 and info["reward_info"]["communicate_checks"][0]["met"] is False
+    again = env.step(DONE)
+    assert again[1] == 0.0 and again[2] is True
+
+
+def test_user_stop_terminates_and_grades():
+    env = gym.make("AirlineScripted-v0", task=1)  # a no-write task
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(
+        "Your request is handled. Is there anything else I can help you with?"
+    )
+    assert "###STOP###" in obs[0]["content"]
+    assert (terminated, truncated, info["termination_reason"]) == (True, False, "user_stop")
+    assert info["reward_info"]["reward"] == reward
+
+
+def test_info_carries_history_tools_prompt_and_counts():
+    env = gym.make("AirlineScripted-v0", task=17)
+    obs, info = env.reset(seed=0)
+    assert info["task_id"] == "17" and info["step_count"] == 1 and info["num_errors"] == 0
+    assert info["messages"][0] == {"role": "system", "content": info["system_prompt"]}
+    assert (
+        info["system_prompt"].startswith("<instructions>\n") and "<policy>" in info["system_prompt"]
+    )
+    assert info["messages"][1] == {"role": "assistant", "content": "Hi! How can I help you today?"}
+    assert info["messages"][2] == obs[0]
+    names = [t["function"]["name"] for t in info["tools"]]
+    assert names[-1] == "done" and len(names) == 15
+
+
+def test_partial_reward_and_error_penalty_are_opt_in():
+    half = [
+        tool_call_message(
+            "update_reservation_passengers",
+            {
+                "reservation_id": "FQ8APE",
+                "passengers": [{"first_name": "Omar", "last_name": "Rossi", "dob": "1970-06-06"}],
+            },
+            "p",
+        )
+    ]
+    rewards = {}
+    for mode in ("official", "partial"):
+        env = gym.make("AirlineScripted-v0", task=17, reward=mode)
+        env.reset(seed=0)
+        env.step(half[0])
+        rewards[mode] = env.step(DONE)[1]
+    assert rewards["official"] == 0.0 and 0.0 < rewards["partial"] < 1.0
+    env = gym.make("AirlineScripted-v0", task=17, error_penalty=0.1)
+    env.reset(seed=0)
+    assert env.step(tool_call_message("nope", {}, "n"))[1] == pytest.approx(-0.1)
+
+
+def test_llm_user_without_credentials_fails_at_reset_with_advice(monkeypatch):
+    for var in ("OPENAI_API_KEY", "AIRLINE_GYM_USER_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    env = gym.make("Airline-v0", task=17)
+    with pytest.raises(Exception, match="OPENAI_API_KEY") as err:
+        env.reset(seed=0)
+    assert 'user="scripted"' in str(err.value)
+
+
+def test_render_ansi_shows_the_transcript():
+    env = gym.make("AirlineScripted-v0", task=17, render_mode="ansi")
+    env.reset(seed=0)
+    env.step(tool_call_message("get_user_details", {"user_id": "omar_rossi_1241"}, "r"))
+    text = env.render()
+    assert "assistant: Hi! How can I help you today?" in text
+    assert 'assistant: -> get_user_details(user_id="omar_rossi_1241")' in text
+    assert "tool:" in text and "\033[" not in text
+
+
+def test_bad_constructor_arguments_are_clear():
+    with pytest.raises(KeyError, match="no task '99'"):
+        gym.make("AirlineScripted-v0", task=99)
+    with pytest.raises(ValueError, match="Invalid task split name"):
+        gym.make("AirlineScripted-v0", split="validation")
+    with pytest.raises(ValueError, match="reward must be one of"):
+        gym.make("AirlineScripted-v0", reward="dense")
