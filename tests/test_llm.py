@@ -69,10 +69,14 @@ def test_plain_reply(server: OpenAIServer) -> None:
 
 
 def test_tool_call_reply_is_plain_dicts(server: OpenAIServer) -> None:
-    server.push(Reply(tool_calls=[
-        {"name": "get_user_details", "arguments": {"user_id": "mia_li_3668"}},
-        {"name": "get_user_details", "arguments": '{"user_id": "raw"}'},
-    ]))
+    server.push(
+        Reply(
+            tool_calls=[
+                {"name": "get_user_details", "arguments": {"user_id": "mia_li_3668"}},
+                {"name": "get_user_details", "arguments": '{"user_id": "raw"}'},
+            ]
+        )
+    )
     reply = make_model(server).complete(MESSAGES, tools=TOOLS)
     assert reply.content is None
     assert len(reply.tool_calls) == 2
@@ -292,7 +296,10 @@ def test_llm_error_pickles_with_details(server: OpenAIServer) -> None:
         make_model(server).complete(MESSAGES)
     clone = pickle.loads(pickle.dumps(info.value))
     assert (clone.cause, clone.attempts, clone.status_code, clone.retryable) == (
-        info.value.cause, 1, 401, False,
+        info.value.cause,
+        1,
+        401,
+        False,
     )
 
 
@@ -319,8 +326,12 @@ def test_server_models_endpoint_and_stream() -> None:
         with urllib.request.urlopen(f"{srv.base_url}/models", timeout=5) as resp:
             assert json.load(resp)["data"][0]["id"] == "scripted"
         chunks = litellm.completion(
-            model="openai/scripted", api_base=srv.base_url, api_key="sk-test",
-            messages=MESSAGES, stream=True, max_retries=0,
+            model="openai/scripted",
+            api_base=srv.base_url,
+            api_key="sk-test",
+            messages=MESSAGES,
+            stream=True,
+            max_retries=0,
         )
         assert "".join(c.choices[0].delta.content or "" for c in chunks) == "streamed hello"
 
@@ -332,7 +343,8 @@ def test_server_stops_promptly_with_hanging_handler() -> None:
     sock = socket.create_connection(("127.0.0.1", port), timeout=10)
     sock.sendall(
         b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        + f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
     )
     received: list[bytes] = []
     reader = threading.Thread(target=lambda: received.append(sock.recv(1024)), daemon=True)

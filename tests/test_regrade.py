@@ -370,8 +370,15 @@ def test_table_without_rich(tmp_path: Path, monkeypatch, capsys) -> None:
     lines = out.splitlines()
     assert lines[0] == str(path)
     assert lines[1].split() == [
-        "simulation", "task", "recorded", "ours", "agree", "db", "termination", "mismatches",
-    ]  # fmt: skip
+        "simulation",
+        "task",
+        "recorded",
+        "ours",
+        "agree",
+        "db",
+        "termination",
+        "mismatches",
+    ]
     first = next(iter(simulations(AIDE).values()))
     assert lines[2].split()[:2] == [first["id"], first["task_id"]]
     assert err.strip() == "agreement: 2/2 simulations"
