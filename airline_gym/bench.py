@@ -125,17 +125,69 @@ def run_benchmarks(repeat: int = 1000, task_id: str = "17") -> dict[str, float]:
     return figures
 
 
+def env_figures(repeat: int, episodes: int = 200, live_envs: int = 1000) -> dict[str, float]:
+    """Env-level figures through ``gym.make`` with the scripted customer (no LLM)."""
+    import gymnasium as gym
+
+    import airline_gym  # noqa: F401  (registers the envs)
+    from airline_gym.agents import GoldAgent, tool_call_message
+    from airline_gym.env import AirlineEnv
+    from airline_gym.rollout import run_episodes
+
+    env = gym.make("AirlineScripted-v0", task=17)
+    env.reset(seed=0)
+    read = tool_call_message("get_reservation_details", {"reservation_id": "FQ8APE"}, "b")
+
+    step_times = []
+    for i in range(repeat):  # a read step early in an episode (reset not timed)
+        env.reset(seed=i)
+        start = time.perf_counter()
+        env.step(read)
+        step_times.append(time.perf_counter() - start)
+
+    tasks = env.unwrapped.task_set
+    jobs = [(t.id, i) for i, t in enumerate(list(tasks) * (episodes // len(tasks) + 1))][:episodes]
+    start = time.perf_counter()
+    run_episodes(lambda: AirlineEnv(user="scripted"), lambda: GoldAgent(tasks), jobs, 64)
+    per_second = len(jobs) / (time.perf_counter() - start)
+
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    live = []
+    for i in range(live_envs):
+        e = AirlineEnv(user="scripted", task=17)
+        e.reset(seed=i)
+        e.step(read)
+        live.append(e)
+    gc.collect()
+    per_env = (tracemalloc.get_traced_memory()[0] - before) / live_envs
+    tracemalloc.stop()
+    del live
+    return {
+        "env_reset_s": median_seconds(lambda: env.reset(seed=0), repeat),
+        "env_read_tool_step_s": statistics.median(step_times),
+        "gold_episodes_per_s": per_second,
+        "memory_per_live_env_bytes": per_env,
+    }
+
+
 def format_figures(figures: dict[str, float]) -> str:
     """A readable table of the figures."""
     lines = []
     for name, value in figures.items():
         if name.endswith("_bytes"):
             shown = f"{value / 1024:,.1f} KiB"
+        elif name.endswith("_per_s"):
+            shown = f"{value:,.0f} /s"
         elif value < 1e-3:
             shown = f"{value * 1e6:,.1f} µs"
         else:
             shown = f"{value * 1e3:,.2f} ms"
-        lines.append(f"{name.removesuffix('_s').removesuffix('_bytes'):32s} {shown:>14s}")
+        label = (
+            name.removesuffix("_bytes").removesuffix("_s") if not name.endswith("_per_s") else name
+        )
+        lines.append(f"{label:32s} {shown:>14s}")
     return "\n".join(lines)
 
 
@@ -151,5 +203,6 @@ def run(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         raise ValueError("--repeat must be at least 1")
     figures = run_benchmarks(args.repeat, str(args.task))
+    figures.update(env_figures(args.repeat))
     print(json.dumps(figures) if args.json else format_figures(figures))
     return 0

@@ -126,36 +126,29 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[list[Message], dict[str, Any]]:
         """Start an episode; ``options={"task": id}`` picks the task for this episode."""
-        super().reset(seed=seed)
-        task = self._choose_task(options)
-        self.user.check_ready()
-        user_seed = int(self.np_random.integers(2**31 - 1))
-        self.user.reset(task, user_seed)
-        self.episode = Episode(task, self.base.fork(), self.user, self.max_steps, self.max_errors)
-        observation = self.episode.start()
-        return observation, self._info()
+        episode = self._new_episode(seed, options)
+        return episode.start(), self._reset_info()
+
+    async def areset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[list[Message], dict[str, Any]]:
+        """Async :meth:`reset`: awaits the customer's opening message instead of blocking."""
+        episode = self._new_episode(seed, options)
+        return await episode.astart(), self._reset_info()
 
     def step(self, action: Any) -> tuple[list[Message], float, bool, bool, dict[str, Any]]:
         """Apply one agent message; see the module docstring for the contract."""
-        episode = self.episode
-        if episode is None:
-            raise RuntimeError("call reset() before step()")
-        if episode.done:  # stepping past the end: nothing happens, the reward is not repeated
-            truncated = episode.termination_reason in TRUNCATING
-            return [], 0.0, not truncated, truncated, self._info()
-        errors_before = episode.num_errors
-        observation = episode.act(action)
-        reward = -self.reward_config.error_penalty * (episode.num_errors - errors_before)
-        info = self._info()
+        episode, errors_before = self._before_step()
         if episode.done:
-            grade = episode.grade()
-            reward += self.reward_config.terminal(grade, episode.task, episode.db)
-            info["reward_info"] = grade.to_dict()
-        truncated = episode.done and episode.termination_reason in TRUNCATING
-        terminated = episode.done and not truncated
-        if self.render_mode == "human":
-            self.render()
-        return observation, float(reward), terminated, truncated, info
+            return self._after_done()
+        return self._after_step(episode.act(action), errors_before)
+
+    async def astep(self, action: Any) -> tuple[list[Message], float, bool, bool, dict[str, Any]]:
+        """Async :meth:`step`: awaits the customer's reply instead of blocking."""
+        episode, errors_before = self._before_step()
+        if episode.done:
+            return self._after_done()
+        return self._after_step(await episode.aact(action), errors_before)
 
     def render(self) -> str | None:
         """The transcript so far ("ansi" returns it; "human" prints it with colour)."""
@@ -168,6 +161,48 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         return text
 
     # --- helpers --------------------------------------------------------------------------------
+    def _new_episode(self, seed: int | None, options: dict[str, Any] | None) -> Episode:
+        super().reset(seed=seed)
+        task = self._choose_task(options)
+        self.user.check_ready()
+        self.user.reset(task, int(self.np_random.integers(2**31 - 1)))
+        self.episode = Episode(task, self.base.fork(), self.user, self.max_steps, self.max_errors)
+        return self.episode
+
+    def _reset_info(self) -> dict[str, Any]:
+        info = self._info()
+        if self.episode is not None and self.episode.done:  # e.g. the customer LLM failed
+            info["reward_info"] = self.episode.grade().to_dict()
+        return info
+
+    def _before_step(self) -> tuple[Episode, int]:
+        if self.episode is None:
+            raise RuntimeError("call reset() before step()")
+        return self.episode, self.episode.num_errors
+
+    def _after_done(self) -> tuple[list[Message], float, bool, bool, dict[str, Any]]:
+        """Stepping past the end: nothing happens and the reward is not repeated."""
+        assert self.episode is not None
+        truncated = self.episode.termination_reason in TRUNCATING
+        return [], 0.0, not truncated, truncated, self._info()
+
+    def _after_step(
+        self, observation: list[Message], errors_before: int
+    ) -> tuple[list[Message], float, bool, bool, dict[str, Any]]:
+        episode = self.episode
+        assert episode is not None
+        reward = -self.reward_config.error_penalty * (episode.num_errors - errors_before)
+        info = self._info()
+        if episode.done:
+            grade = episode.grade()
+            reward += self.reward_config.terminal(grade, episode.task, episode.db)
+            info["reward_info"] = grade.to_dict()
+        truncated = episode.done and episode.termination_reason in TRUNCATING
+        terminated = episode.done and not truncated
+        if self.render_mode == "human":
+            self.render()
+        return observation, float(reward), terminated, truncated, info
+
     def _choose_task(self, options: dict[str, Any] | None) -> Task:
         if options and options.get("task") is not None:
             return self.task_set[task_key(options["task"])]

@@ -22,6 +22,8 @@ class UserSimulator(ABC):
 
     #: Whether the simulator needs no network or API key (scripted, replay).
     offline: bool = False
+    #: Whether ``reply`` may wait (network, a person); if not, ``areply`` calls it inline.
+    blocking: bool = True
 
     @abstractmethod
     def reset(self, task: Task, seed: int | None = None) -> None:
@@ -35,7 +37,9 @@ class UserSimulator(ABC):
         """
 
     async def areply(self, dialogue: Dialogue) -> str:
-        """Async :meth:`reply`; the default runs it in a worker thread."""
+        """Async :meth:`reply`: inline for non-blocking simulators, else in a worker thread."""
+        if not self.blocking:
+            return self.reply(dialogue)
         return await asyncio.to_thread(self.reply, dialogue)
 
     def check_ready(self) -> None:  # noqa: B027 - optional hook, a no-op by default

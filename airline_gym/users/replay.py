@@ -68,6 +68,7 @@ class ReplayUser(UserSimulator):
     """
 
     offline = True
+    blocking = False
 
     def __init__(
         self,

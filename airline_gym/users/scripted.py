@@ -266,6 +266,7 @@ class ScriptedUser(UserSimulator):
     """
 
     offline = True
+    blocking = False
 
     def __init__(self, max_turns: int = 30) -> None:
         if max_turns < 1:

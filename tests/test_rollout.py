@@ -1,0 +1,119 @@
+"""Async rollouts: many episodes in flight in one process, bounded by a semaphore."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import gymnasium as gym
+import pytest
+
+import airline_gym  # noqa: F401
+from airline_gym.agents import GoldAgent, text_message
+from airline_gym.env import AirlineEnv
+from airline_gym.rollout import arun_episodes, run_episodes
+from airline_gym.testing.openai_server import OpenAIServer, Reply
+
+
+def test_gold_agent_over_every_task_concurrently_scores_1(tau2_tasks):
+    jobs = [(t.id, i) for i, t in enumerate(tau2_tasks)]
+    results = run_episodes(
+        lambda: AirlineEnv(user="scripted"), lambda: GoldAgent(tau2_tasks), jobs, 16
+    )
+    assert [r.task_id for r in results] == [t.id for t in tau2_tasks]
+    assert all(r.reward == 1.0 and r.termination_reason == "agent_stop" for r in results)
+
+
+def test_async_and_sync_give_the_same_transcripts(tau2_tasks):
+    env = AirlineEnv(user="scripted")
+    agent = GoldAgent(tau2_tasks)
+    sync_messages = []
+    for task_id in ("14", "18"):
+        obs, info = env.reset(seed=3, options={"task": task_id})
+        agent.reset(info)
+        done = False
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
+            done = terminated or truncated
+        sync_messages.append(info["messages"])
+    results = run_episodes(
+        lambda: AirlineEnv(user="scripted"),
+        lambda: GoldAgent(tau2_tasks),
+        [("14", 3), ("18", 3)],
+        2,
+    )
+    assert [r.messages for r in results] == sync_messages
+
+
+class SlowCustomer:
+    """Replies after a delay and records how many requests were in flight at once."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.in_flight = 0
+        self.peak = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, request: dict) -> Reply:
+        with self.lock:
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+        time.sleep(self.delay)
+        with self.lock:
+            self.in_flight -= 1
+        said = sum(m["role"] == "assistant" for m in request["messages"])
+        return Reply(content="I am omar_rossi_1241." if said == 0 else "Thanks ###STOP###")
+
+
+class TalkOnce:
+    def reset(self, info):
+        pass
+
+    def act(self, observation, info):
+        return text_message("All set. Anything else?")
+
+
+@pytest.mark.parametrize("concurrency", [100])
+def test_hundreds_of_llm_waits_overlap_within_the_concurrency_limit(concurrency):
+    customer = SlowCustomer(delay=0.3)
+    with OpenAIServer(customer) as server:
+        args = {"api_base": server.base_url, "api_key": "sk-test", "backoff": 0.01}
+
+        def make_env():
+            return AirlineEnv(task=17, user="llm", user_model="openai/sim", user_llm_args=args)
+
+        start = time.perf_counter()
+        results = asyncio.run(
+            arun_episodes(make_env, TalkOnce, [(17, i) for i in range(200)], concurrency)
+        )
+        elapsed = time.perf_counter() - start
+    assert len(results) == 200 and all(r.termination_reason == "user_stop" for r in results)
+    # 400 customer replies of 0.3 s each would take 120 s one at a time
+    assert elapsed < 30, elapsed
+    assert 50 <= customer.peak <= concurrency
+
+
+def test_vector_envs_run_and_autoreset():
+    makers = [lambda: gym.make("AirlineScripted-v0", task=3) for _ in range(2)]
+    # chat messages cannot live in shared memory, so the async vector env passes them by pipe
+    for envs in (
+        gym.vector.SyncVectorEnv(makers),
+        gym.vector.AsyncVectorEnv(makers, shared_memory=False),
+    ):
+        obs, info = envs.reset(seed=[1, 2])
+        assert list(info["task_id"]) == ["3", "3"]
+        done = [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "d", "type": "function", "function": {"name": "done", "arguments": "{}"}}
+                ],
+            }
+        ] * 2
+        obs, reward, terminated, truncated, info = envs.step(tuple(done))
+        assert list(terminated) == [True, True] and list(reward) == [0.0, 0.0]
+        obs, reward, terminated, truncated, info = envs.step(tuple(done))  # autoreset step
+        assert list(terminated) == [False, False] and list(info["step_count"]) == [1, 1]
+        envs.close()
