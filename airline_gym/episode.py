@@ -145,11 +145,7 @@ class Episode:
     async def aact(self, action: Any) -> list[Message]:
         """Async :meth:`act` (the user simulator is awaited)."""
         if self.agent_turn(action):
-            try:
-                reply: str | Exception = await self.user.areply(self.dialogue())
-            except UserSimulatorError as exc:
-                reply = exc
-            self._user_said(reply)
+            self._user_said(await self._aask_user())
         return self.take_new_messages()
 
     def start(self) -> list[Message]:
@@ -161,16 +157,18 @@ class Episode:
     async def astart(self) -> list[Message]:
         """Async :meth:`start`."""
         self.begin()
-        try:
-            reply: str | Exception = await self.user.areply(self.dialogue())
-        except UserSimulatorError as exc:
-            reply = exc
-        self._user_said(reply)
+        self._user_said(await self._aask_user())
         return self.take_new_messages()
 
     def _ask_user(self) -> str | Exception:
         try:
             return self.user.reply(self.dialogue())
+        except UserSimulatorError as exc:
+            return exc
+
+    async def _aask_user(self) -> str | Exception:
+        try:
+            return await self.user.areply(self.dialogue())
         except UserSimulatorError as exc:
             return exc
 

@@ -161,9 +161,16 @@ def _search(
     return hits
 
 
-def _charge_for_update(user: Record, payment_id: str, total: int | float) -> Record | None:
-    """The shared payment step of flight and baggage updates; returns the history entry."""
-    method = user["payment_methods"].get(payment_id)
+def _settle_update(
+    db: AirlineDB, reservation_id: str, payment_id: str, total: int | float
+) -> Record:
+    """The payment step shared by flight and baggage updates; returns the writable reservation.
+
+    A certificate is always refused (even for 0), a gift card must cover the total (a negative
+    total credits it), a credit card has no balance; a non-zero total is added to the history.
+    """
+    user_id = _reservation(db, reservation_id)["user_id"]
+    method = _user(db, user_id)["payment_methods"].get(payment_id)
     if method is None:
         raise ToolError("Payment method not found")
     if method["source"] == "certificate":
@@ -171,10 +178,12 @@ def _charge_for_update(user: Record, payment_id: str, total: int | float) -> Rec
     if method["source"] == "gift_card":
         if method["amount"] < total:
             raise ToolError("Gift card balance is not enough")
-        method["amount"] -= total
+        db.user_for_write(user_id)["payment_methods"][payment_id]["amount"] -= total  # type: ignore[index]
+    reservation = db.reservation_for_write(reservation_id)
+    assert reservation is not None
     if total != 0:
-        return records.payment(payment_id, int(total))
-    return None
+        reservation["payment_history"].append(records.payment(payment_id, int(total)))
+    return reservation
 
 
 # --- read tools ------------------------------------------------------------------------------
@@ -414,7 +423,7 @@ def update_reservation_flights(
             example 'credit_card_7815826' or 'gift_card_7815826'.
     """
     reservation = _reservation(db, reservation_id)
-    user = _user(db, reservation["user_id"])
+    _user(db, reservation["user_id"])  # the owner is looked up before the flights, as tau2 does
     count = len(reservation["passengers"])
     segments: list[Record] = []
     total = 0
@@ -447,12 +456,7 @@ def update_reservation_flights(
         segments.append(segment)
     total -= sum(seg["price"] for seg in reservation["flights"]) * count
 
-    _check_update_payment(user, payment_id, total)
-    user = db.user_for_write(reservation["user_id"])  # type: ignore[assignment]
-    entry = _charge_for_update(user, payment_id, total)
-    reservation = db.reservation_for_write(reservation_id)  # type: ignore[assignment]
-    if entry is not None:
-        reservation["payment_history"].append(entry)
+    reservation = _settle_update(db, reservation_id, payment_id, total)
     reservation["flights"] = segments
     reservation["cabin"] = cabin
     return reservation
@@ -471,14 +475,9 @@ def update_reservation_baggages(
             'gift_card_7815826'.
     """
     reservation = _reservation(db, reservation_id)
-    user = _user(db, reservation["user_id"])
+    _user(db, reservation["user_id"])
     total = BAG_FEE * max(0, nonfree_baggages - reservation["nonfree_baggages"])
-    _check_update_payment(user, payment_id, total)
-    user = db.user_for_write(reservation["user_id"])  # type: ignore[assignment]
-    entry = _charge_for_update(user, payment_id, total)
-    reservation = db.reservation_for_write(reservation_id)  # type: ignore[assignment]
-    if entry is not None:
-        reservation["payment_history"].append(entry)
+    reservation = _settle_update(db, reservation_id, payment_id, total)
     # Stored as given, like the reference (an integral float stays a float).
     reservation["total_baggages"] = total_baggages
     reservation["nonfree_baggages"] = nonfree_baggages
@@ -521,17 +520,6 @@ def send_certificate(db: AirlineDB, user_id: str, amount: int) -> str:
         "amount": float(amount),
     }
     return f"Certificate {new_id} added to user {user_id} with amount {amount}."
-
-
-def _check_update_payment(user: Record, payment_id: str, total: int | float) -> None:
-    """Run the update payment checks without writing (so a refusal leaves the DB untouched)."""
-    method = user["payment_methods"].get(payment_id)
-    if method is None:
-        raise ToolError("Payment method not found")
-    if method["source"] == "certificate":
-        raise ToolError("Certificate cannot be used to update reservation")
-    if method["source"] == "gift_card" and method["amount"] < total:
-        raise ToolError("Gift card balance is not enough")
 
 
 ToolFunction = Callable[..., Any]
