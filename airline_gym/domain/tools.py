@@ -179,6 +179,9 @@ def _settle_update(
         if method["amount"] < total:
             raise ToolError("Gift card balance is not enough")
         db.user_for_write(user_id)["payment_methods"][payment_id]["amount"] -= total  # type: ignore[index]
+    if isinstance(total, float) and not -(2**63) <= total < 2**63:
+        # the reference's Payment model cannot hold it (a fee computed from a huge float count)
+        raise ToolError(f"payment amount {total} is out of range")
     reservation = db.reservation_for_write(reservation_id)
     assert reservation is not None
     if total != 0:

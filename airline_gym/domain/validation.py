@@ -69,8 +69,13 @@ def _check(value: Any, annotation: Any, where: str) -> str | None:
     if annotation is str:
         ok = isinstance(value, str)
     elif annotation is int:
+        # JSON Schema counts 2.0 as an integer; like the reference (pydantic), floats must also
+        # fit a 64-bit integer.
         ok = (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, float) and math.isfinite(value) and value.is_integer()
+            isinstance(value, float)
+            and math.isfinite(value)
+            and value.is_integer()
+            and -(2**63) <= value < 2**63
         )
     elif get_origin(annotation) is Literal:
         ok = isinstance(value, str) and value in get_args(annotation)

@@ -17,8 +17,8 @@ reference tool can mutate (the user, the flights, the reservation and its owner)
 a deep copy, and between sequences the three tables are reset to the pristine objects. The DB
 hash of the reference side is assembled from cached per-record fragments with the reference's
 own formula (``json.dumps(model_dump(), sort_keys=True, default=str)``); that shortcut is checked
-against ``env.get_db_hash()`` regularly, and the pristine reference objects are checked to be
-untouched at the end.
+against ``env.get_db_hash()`` regularly, and after every chunk of sequences both pristine bases
+(ours and the reference's objects) are checked to be untouched.
 
 Both sides read the reference package's own db.json, so they start from the same bytes.
 
@@ -361,6 +361,14 @@ class Generator:
         """An integral float (``2.0``) some of the time: valid JSON-schema integers."""
         return float(value) if self.rng.random() < p else value
 
+    def reordered(self, obj: Args) -> Args:
+        """The same object with its keys in another order some of the time (LLMs vary it)."""
+        if self.rng.random() >= 0.15:
+            return obj
+        keys = list(obj)
+        self.rng.shuffle(keys)
+        return {key: obj[key] for key in keys}
+
     def user_id(self) -> str:
         r = self.rng.random()
         if r < 0.8:
@@ -371,14 +379,14 @@ class Generator:
 
     def reservation_id(self) -> str:
         rng, db = self.rng, self.ref.db
-        r = rng.random()
         created = [rid for rid in NEW_RESERVATION_IDS if rid in db.reservations]
-        if r < 0.4 and created:
+        if created and rng.random() < 0.4:
             return rng.choice(created)
-        if r < 0.45:
-            return "HATHAT"  # booked earlier in this sequence, or not (yet)
+        if rng.random() < 0.06:
+            return "HATHAT"  # not booked (yet) in this sequence
+        r = rng.random()
         user = db.users.get(self.focus)
-        if r < 0.75 and user is not None and user.reservations:
+        if r < 0.6 and user is not None and user.reservations:
             return str(rng.choice(user.reservations))
         if r < 0.9:
             return rng.choice(self.world.reservation_ids)
@@ -415,7 +423,7 @@ class Generator:
                         "dob": f"19{rng.randint(40, 99)}-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}",
                     }
                 )
-        return out
+        return [self.reordered(p) for p in out]
 
     def itinerary(self) -> tuple[list[Args], bool]:
         """(flights, round_trip): usually a bookable chain, sometimes with a bad segment."""
@@ -443,7 +451,7 @@ class Generator:
             legs = []
         elif r < 0.2 and legs:
             legs.append(dict(legs[0]))  # the same flight-date twice
-        return legs, round_trip
+        return [self.reordered(leg) for leg in legs], round_trip
 
     def price(self, flights: list[Args], cabin: str, count: int) -> int | None:
         """Sum of current prices times passengers, or None if a segment is not bookable."""
@@ -502,9 +510,9 @@ class Generator:
                 else:
                     entries.append([rng.choice(FAKE_PAYMENTS), remaining])
         r = rng.random()
-        if r < 0.08 and entries:
+        if r < 0.1 and entries:
             rng.choice(entries)[1] += rng.choice([-50, -1, 1, 30])  # does not add up
-        elif r < 0.12 and entries:
+        elif r < 0.13 and entries:
             rng.choice(entries)[0] = rng.choice(FAKE_PAYMENTS)
         elif r < 0.16 and balances:
             over = rng.choice(balances)
@@ -522,7 +530,10 @@ class Generator:
                 entries.append([entry[0], half])
         if rng.random() < 0.15:
             rng.shuffle(entries)
-        return [{"payment_id": pid, "amount": self.maybe_float(amt)} for pid, amt in entries]
+        return [
+            self.reordered({"payment_id": pid, "amount": self.maybe_float(amt)})
+            for pid, amt in entries
+        ]
 
     def update_payment(self, owner_id: str | None) -> str:
         rng = self.rng
@@ -536,8 +547,8 @@ class Generator:
                     return str(rng.choice(pool))
         if r < 0.92 and methods:
             return str(rng.choice(methods).id)
-        if r < 0.96:
-            other = self.ref.db.users[rng.choice(self.world.user_ids)]
+        other = self.ref.db.users[rng.choice(self.world.user_ids)]
+        if r < 0.96 and other.payment_methods:  # someone else's method
             return str(rng.choice(list(other.payment_methods)))
         return rng.choice(FAKE_PAYMENTS)
 
@@ -569,7 +580,7 @@ class Generator:
             "passengers": self.passengers(count),
             "payment_methods": self.payments(user_id, total),
             "total_baggages": self.maybe_float(total_bags),
-            "nonfree_baggages": self.maybe_float(nonfree),
+            "nonfree_baggages": self.maybe_float(nonfree, 0.25),
             "insurance": insurance,
         }
 
@@ -761,8 +772,12 @@ def run_sequence(ref: Reference, world: World, base: PristineDB, seed: int) -> R
     names, weights = list(WEIGHTS), list(WEIGHTS.values())
     for _ in range(rng.randint(8, 22)):
         name = rng.choices(names, weights)[0]
-        if rng.random() < 0.05:  # a burst: cancel twice, or certificates until "Too many"
-            name = rng.choice(("cancel_reservation", "send_certificate"))
+        if rng.random() < 0.06:  # a burst: cancel twice, or until "Too many ..."
+            name = rng.choice(("cancel_reservation", "send_certificate", "book_reservation"))
+            if name == "book_reservation":
+                for _ in range(4):
+                    runner.run(name, gen.book_reservation())
+                continue
             args = getattr(gen, name)()
             for _ in range(2 if name == "cancel_reservation" else 4):
                 runner.run(name, copy.deepcopy(args))
@@ -895,22 +910,15 @@ def test_worked_example_book_then_cancel(pristine: PristineDB) -> None:
     """Spec §11: book HATHAT for mia_li_3668 with a certificate and a card, then cancel it."""
     env = get_environment()  # a truly fresh reference env, compared with the real hash
     ours = pristine.fork()
-    booking = {
-        "user_id": "mia_li_3668",
-        "origin": "JFK",
-        "destination": "ATL",
-        "flight_type": "one_way",
-        "cabin": "economy",
-        "flights": [{"flight_number": "HAT057", "date": "2024-05-20"}],
-        "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
-        "payment_methods": [
+    booking = _mia_booking(
+        payment_methods=[
             {"payment_id": "certificate_4856383", "amount": 100},
             {"payment_id": "credit_card_4421486", "amount": 121},
         ],
-        "total_baggages": 1,
-        "nonfree_baggages": 1,
-        "insurance": "yes",
-    }
+        total_baggages=1,
+        nonfree_baggages=1,
+        insurance="yes",
+    )
     assert db_hash(ours) == env.get_db_hash() == PRISTINE_DB_HASH
     seats = ours.flight("HAT057")["dates"]["2024-05-20"]["available_seats"]  # type: ignore[index]
     assert seats["economy"] == 3
@@ -995,6 +1003,72 @@ def test_calculate_edge_cases_match_reference(expression: str, reference: Refere
 def _fresh_view() -> AirlineDB:
     """A fresh view; ``calculate`` never reads it."""
     return load_pristine(REFERENCE_DB_PATH).fork()
+
+
+def _mia_booking(**changes: Any) -> Args:
+    """A bookable one-seat economy trip for mia_li_3668 paid by card (141 dollars)."""
+    booking: Args = {
+        "user_id": "mia_li_3668",
+        "origin": "JFK",
+        "destination": "ATL",
+        "flight_type": "one_way",
+        "cabin": "economy",
+        "flights": [{"flight_number": "HAT057", "date": "2024-05-20"}],
+        "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
+        "payment_methods": [{"payment_id": "credit_card_4421486", "amount": 141}],
+        "total_baggages": 0,
+        "nonfree_baggages": 0,
+        "insurance": "no",
+    }
+    return {**booking, **changes}
+
+
+HUGE_INTEGRAL_FLOATS: dict[str, Call] = {
+    "book total_baggages=1e19": ("book_reservation", _mia_booking(total_baggages=1e19)),
+    "book total_baggages=2.0**63": ("book_reservation", _mia_booking(total_baggages=2.0**63)),
+    "bags nonfree=1e19": (
+        "update_reservation_baggages",
+        {
+            "reservation_id": "NO6JO3",
+            "total_baggages": 1,
+            "nonfree_baggages": 1e19,
+            "payment_id": "credit_card_1955700",
+        },
+    ),
+    "bags nonfree=2.0**62 (fee 50x >= 2**63)": (
+        "update_reservation_baggages",
+        {
+            "reservation_id": "NO6JO3",
+            "total_baggages": 1,
+            "nonfree_baggages": 2.0**62,
+            "payment_id": "credit_card_1955700",
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(HUGE_INTEGRAL_FLOATS))
+def test_huge_integral_floats_have_the_reference_db_effect(
+    case: str, reference: Reference, pristine: PristineDB
+) -> None:
+    """OPEN BUG: integral floats at or beyond 2**63 (directly, or as the 50-dollar bag fee).
+
+    JSON Schema counts ``1e19`` as an integer, and our validation accepts it, but the
+    reference's pydantic models refuse to make an int of a float outside the int64 range
+    (``int_parsing_size``): ``Reservation(total_baggages=...)`` when booking and
+    ``Payment(amount=fee)`` when adding bags. So the reference call fails and leaves the DB
+    alone, while ours succeeds and writes. The reference's text is pydantic's (not reproduced,
+    spec §13.5); the error flag and the DB must match. Fix in validation (refuse such floats
+    with our own message) plus a check of the bag fee, or document it in DEVIATIONS.md.
+    """
+    name, args = HUGE_INTEGRAL_FLOATS[case]
+    reference.reset()
+    ours = pristine.fork()
+    theirs, their_error = reference.call(name, copy.deepcopy(args))
+    assert their_error and "int_parsing_size" in theirs, "precondition: the reference refuses"
+    mine = execute(ours, name, copy.deepcopy(args))
+    assert mine.error, f"ours accepted what the reference refuses: {mine.content[:300]}"
+    assert db_hash(ours) == reference.fast_hash() == PRISTINE_DB_HASH
 
 
 def _schema_shape(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
