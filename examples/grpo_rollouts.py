@@ -1,0 +1,205 @@
+"""One GRPO/RLOO rollout step: G rollouts per task, group-relative advantages, JSONL export.
+
+This is what a group-based RL trainer runs at every step, with the policy served by any
+OpenAI-compatible endpoint (vLLM, SGLang, Ollama, a hosted API; called through litellm):
+
+1. pick a batch of tasks (``--tasks 17,18`` or ``--split train --batch 4``);
+2. play ``--group-size`` episodes of each task concurrently (``airline_gym.rollout``), each
+   rollout with its own seed, which also goes to the policy's sampler;
+3. turn the terminal rewards into group-relative advantages (``--advantage grpo``:
+   ``(r - mean) / (std + 1e-4)``; ``rloo``: ``r - mean of the others``);
+4. write the trajectories with their advantages as JSONL (``--out``), one OpenAI-format
+   conversation per line: ready for a policy-gradient update or for SFT on the winners.
+
+Examples::
+
+    # a local vLLM server, the offline scripted customer
+    python examples/grpo_rollouts.py --model openai/Qwen/Qwen3-8B \\
+        --api-base http://localhost:8000/v1 --split train --batch 4 --group-size 8
+
+    # an LLM customer served by another endpoint, RLOO advantages
+    python examples/grpo_rollouts.py --model openai/policy --api-base http://localhost:8000/v1 \\
+        --tasks 17,18 --user llm --user-model openai/user \\
+        --user-api-base http://localhost:8001/v1 --advantage rloo --out step_0001.jsonl
+
+An episode whose policy call fails for good (after retries) is kept with reward 0 and
+termination reason ``agent_error``; the summary counts them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from airline_gym.agents import AgentError, LiteLLMAgent
+from airline_gym.domain.tasks import load_task_set
+from airline_gym.env import AirlineEnv
+from airline_gym.export import group_advantages, write_jsonl
+from airline_gym.rollout import EpisodeResult, arun_episode
+from airline_gym.users.base import UserSimulatorError
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Command-line options (see the module docstring)."""
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter
+    )
+    p.add_argument("--model", required=True, help="litellm model of the policy, e.g. openai/<name>")
+    p.add_argument("--api-base", help="the policy's OpenAI-compatible endpoint")
+    p.add_argument("--api-key", help="the policy's API key (default: $OPENAI_API_KEY, or 'EMPTY')")
+    p.add_argument("--temperature", type=float, default=1.0, help="policy sampling temperature")
+    p.add_argument("--max-tokens", type=int, help="cap on tokens per policy reply")
+    p.add_argument("--tasks", help="comma-separated task ids, e.g. 17,18")
+    p.add_argument("--split", default="train", help="train, test or base (when --tasks is absent)")
+    p.add_argument("--batch", type=int, default=4, help="tasks drawn from --split per step")
+    p.add_argument("--task-set", default="tau2", help='"tau2" or a path to a tasks.json')
+    p.add_argument("--group-size", type=int, default=4, help="rollouts per task (G)")
+    p.add_argument("--advantage", choices=("grpo", "rloo"), default="grpo")
+    p.add_argument("--user", choices=("scripted", "llm"), default="scripted", help="the customer")
+    p.add_argument("--user-model", help="litellm model of the LLM customer (default gpt-4.1)")
+    p.add_argument("--user-api-base", help="the LLM customer's OpenAI-compatible endpoint")
+    p.add_argument("--user-api-key", help="the LLM customer's API key")
+    p.add_argument("--max-steps", type=int, default=200, help="step budget per episode")
+    p.add_argument("--concurrency", type=int, default=32, help="episodes in flight at once")
+    p.add_argument("--seed", type=int, default=0, help="draws the batch; rollout seeds follow it")
+    p.add_argument("--out", default="rollouts.jsonl", help="JSONL file for the trajectories")
+    args = p.parse_args(argv)
+    if args.group_size < 1 or args.batch < 1 or args.concurrency < 1:
+        p.error("--group-size, --batch and --concurrency must be at least 1")
+    return args
+
+
+def pick_tasks(args: argparse.Namespace) -> list[str]:
+    """The batch: ``--tasks`` as given, else ``--batch`` distinct tasks of ``--split``."""
+    task_set = load_task_set(args.task_set)
+    if args.tasks:
+        ids = [task_set[t.strip()].id for t in args.tasks.split(",") if t.strip()]
+        return list(dict.fromkeys(ids))  # one group per task
+    ids = [t.id for t in task_set.split(args.split)]
+    return random.Random(args.seed).sample(ids, min(args.batch, len(ids)))
+
+
+def env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """Plain-data AirlineEnv arguments for the chosen customer."""
+    kwargs: dict[str, Any] = {
+        "tasks": args.task_set,
+        "user": args.user,
+        "max_steps": args.max_steps,
+    }
+    if args.user == "llm":
+        llm_args = {"api_base": args.user_api_base, "api_key": args.user_api_key}
+        kwargs["user_model"] = args.user_model
+        kwargs["user_llm_args"] = {k: v for k, v in llm_args.items() if v is not None}
+    return kwargs
+
+
+def make_policy(args: argparse.Namespace) -> Callable[[int], LiteLLMAgent]:
+    """A factory of policy agents; each rollout's seed goes to the sampler."""
+    api_key = (
+        args.api_key or os.environ.get("OPENAI_API_KEY") or ("EMPTY" if args.api_base else None)
+    )
+    llm_args = {"max_tokens": args.max_tokens} if args.max_tokens else None
+
+    def make(seed: int) -> LiteLLMAgent:
+        return LiteLLMAgent(
+            args.model,
+            api_base=args.api_base,
+            api_key=api_key,
+            temperature=args.temperature,
+            llm_args=llm_args,
+            seed=seed,
+        )
+
+    return make
+
+
+def failed_result(env: AirlineEnv, task_id: str, seed: int, cause: str) -> EpisodeResult:
+    """The episode so far, scored 0, when the policy could not act."""
+    episode = env.episode
+    assert episode is not None
+    messages = [{"role": "system", "content": env.system_prompt}]
+    messages += [dict(m) for m in episode.transcript()]
+    return EpisodeResult(
+        task_id=task_id,
+        seed=seed,
+        reward=0.0,
+        termination_reason="agent_error",
+        steps=episode.step_count,
+        num_errors=episode.num_errors,
+        messages=messages,
+        tools=list(env.tools),
+        reward_info={"reward": 0.0, "note": f"agent error: {cause}"},
+        error=cause,
+    )
+
+
+async def collect(
+    jobs: Sequence[tuple[str, int]],
+    make_env: Callable[[], AirlineEnv],
+    make_agent: Callable[[int], Any],
+    concurrency: int,
+) -> list[EpisodeResult]:
+    """Play ``(task_id, seed)`` jobs concurrently; results in job order."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(task_id: str, seed: int) -> EpisodeResult:
+        async with gate:
+            env = make_env()
+            try:
+                return await arun_episode(env, make_agent(seed), task_id, seed)
+            except AgentError as exc:
+                return failed_result(env, task_id, seed, exc.cause)
+
+    return list(await asyncio.gather(*(one(t, s) for t, s in jobs)))
+
+
+def summary(tasks: Sequence[str], results: Sequence[EpisodeResult], adv: Sequence[float]) -> str:
+    """One line per task: rewards, mean and advantages of its group; then totals."""
+    lines = []
+    for task in tasks:
+        idx = [i for i, r in enumerate(results) if r.task_id == task]
+        rewards = [results[i].reward for i in idx]
+        failed = sum(results[i].termination_reason == "agent_error" for i in idx)
+        lines.append(
+            f"task {task:>3}: rewards {' '.join(f'{r:g}' for r in rewards)}"
+            f" | mean {statistics.fmean(rewards):.2f}"
+            f" | advantages {' '.join(f'{adv[i]:+.2f}' for i in idx)}"
+            + (f" | {failed} agent errors" if failed else "")
+        )
+    mean = statistics.fmean(r.reward for r in results)
+    lines.append(f"{len(results)} rollouts over {len(tasks)} tasks, mean reward {mean:.3f}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one rollout step; returns the exit status."""
+    args = parse_args(argv)
+    tasks = pick_tasks(args)
+    make_agent = make_policy(args)
+    kwargs = env_kwargs(args)
+    try:  # fail fast, before any request, when the policy or the customer lacks credentials
+        make_agent(0).check_ready()
+        AirlineEnv(**kwargs).user.check_ready()
+    except (AgentError, UserSimulatorError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    g = args.group_size
+    jobs = [(task, args.seed + i * g + j) for i, task in enumerate(tasks) for j in range(g)]
+    results = asyncio.run(collect(jobs, lambda: AirlineEnv(**kwargs), make_agent, args.concurrency))
+    advantages = group_advantages(
+        [r.reward for r in results], [r.task_id for r in results], args.advantage
+    )
+    write_jsonl(results, args.out, advantages=advantages, group_ids=[r.task_id for r in results])
+    print(summary(tasks, results, advantages))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
