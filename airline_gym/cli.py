@@ -1,4 +1,7 @@
-"""The ``airline-gym`` command line: each subcommand lives in its own module."""
+"""The ``airline-gym`` command line: each subcommand lives in its own module.
+
+Run ``airline-gym COMMAND --help`` for a command's options and examples.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,12 @@ from collections.abc import Sequence
 # subcommand name -> module with ``add_arguments(parser)`` and ``run(args) -> int``
 COMMANDS: dict[str, str] = {
     "demo": "airline_gym.demo",
+    "eval": "airline_gym.evaluate",
+    "tasks": "airline_gym.commands.tasks",
+    "show": "airline_gym.commands.show",
+    "play": "airline_gym.commands.play",
+    "audit": "airline_gym.commands.audit",
+    "compare": "airline_gym.commands.compare",
     "regrade": "airline_gym.regrade",
     "bench": "airline_gym.bench",
 }
@@ -40,6 +49,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _user_facing() -> tuple[type[BaseException], ...]:
+    """Exceptions reported as one line (bad input, missing files or data, failed LLM setup)."""
+    from airline_gym.agents import AgentError
+    from airline_gym.data import DataError
+    from airline_gym.llm import LLMError
+    from airline_gym.users import UserSimulatorError
+
+    return (OSError, ValueError, KeyError, DataError, UserSimulatorError, AgentError, LLMError)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     args = build_parser().parse_args(argv)
@@ -48,8 +67,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (OSError, ValueError, KeyError) as exc:  # user-facing failures: one line, no traceback
-        print(f"airline-gym {args.command}: error: {exc}", file=sys.stderr)
+    except _user_facing() as exc:  # user-facing failures: one line, no traceback
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        text = " ".join(str(message).split()) or type(exc).__name__
+        print(f"airline-gym {args.command}: error: {text}", file=sys.stderr)
         return 1
 
 

@@ -8,6 +8,7 @@ customer. Switch either side to an LLM with a litellm model name.
   airline-gym demo --agent noop --task 0
   airline-gym demo --user-model gpt-4.1           # LLM customer (needs OPENAI_API_KEY)
   airline-gym demo --user-model openai/qwen --api-base http://localhost:8000/v1
+  airline-gym demo --agent-model gpt-4.1 --user-model gpt-4.1
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--user-model", help="litellm model for an LLM customer (default: scripted)"
     )
     parser.add_argument("--api-base", help="OpenAI-compatible base URL for the LLM side(s)")
+    parser.add_argument("--api-key", help="API key for the LLM side(s) (default: from env)")
     parser.add_argument("--seed", type=int, default=0, help="reset seed (default 0)")
     parser.add_argument("--max-steps", type=int, default=200, help="step budget (default 200)")
     parser.add_argument("--no-colour", action="store_true", help="plain text output")
@@ -40,9 +42,12 @@ def _agent(args: argparse.Namespace, env: Any) -> Any:
     from airline_gym import agents
 
     if args.agent_model:
-        from airline_gym.agents import LiteLLMAgent  # type: ignore[attr-defined]
+        from airline_gym.evaluate import local_api_key
 
-        return LiteLLMAgent(args.agent_model, api_base=args.api_base)
+        key = local_api_key(args.agent_model, args.api_base, args.api_key)
+        agent = agents.LiteLLMAgent(args.agent_model, api_base=args.api_base, api_key=key)
+        agent.check_ready()
+        return agent
     return {
         "gold": lambda: agents.GoldAgent(env.unwrapped.task_set),
         "noop": agents.NoOpAgent,
@@ -56,11 +61,18 @@ def run(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
     import airline_gym  # noqa: F401  (registers the envs)
+    from airline_gym.agents import AgentError
+    from airline_gym.evaluate import local_api_key
     from airline_gym.render import transcript
 
+    if args.max_steps < 1:
+        raise ValueError("--max-steps must be at least 1")
     user: dict[str, Any] = {"user": "scripted"}
     if args.user_model:
         llm_args = {"api_base": args.api_base} if args.api_base else {}
+        key = local_api_key(args.user_model, args.api_base, args.api_key)
+        if key:
+            llm_args["api_key"] = key
         user = {"user": "llm", "user_model": args.user_model, "user_llm_args": llm_args}
     env = gym.make("Airline-v0", task=args.task, tasks=args.tasks, max_steps=args.max_steps, **user)
     agent = _agent(args, env)
@@ -68,10 +80,20 @@ def run(args: argparse.Namespace) -> int:
     agent.reset(info)
     terminated = truncated = False
     reward = 0.0
-    while not (terminated or truncated):
-        obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
     colour = not args.no_colour and sys.stdout.isatty()
+    try:
+        while not (terminated or truncated):
+            obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
+    except AgentError:
+        print(transcript(env.unwrapped.episode.messages, colour=colour))
+        raise
     print(transcript(env.unwrapped.episode.messages, colour=colour))
+    print_grade(info, reward)
+    return 0
+
+
+def print_grade(info: dict[str, Any], reward: float) -> None:
+    """The grade breakdown of a finished episode, the reward last."""
     grade = info["reward_info"]
     print("\n--- grade " + "-" * 50)
     print(
@@ -86,4 +108,3 @@ def run(args: argparse.Namespace) -> int:
     if grade["note"]:
         print(grade["note"])
     print(f"reward={reward}")
-    return 0

@@ -1,0 +1,172 @@
+"""Be the airline agent yourself: serve the scripted (or an LLM) customer in the terminal.
+
+The customer's messages are shown as "customer:"; tool results as "tool:". Each line you type
+is one action:
+
+  plain text                         a message to the customer
+  get_user_details(user_id='x')      a tool call (keyword arguments, Python or JSON values)
+  {"name": "...", "arguments": {...}} a tool call as JSON
+  :tools   list the tools and their arguments    :help   this help
+  :done    end the conversation and see the grade (end of input does the same)
+
+Works with piped input, one action per line:
+
+  airline-gym play --task 17
+  airline-gym play --task 5 --show-task
+  airline-gym play --task 5 --user-model gpt-4.1
+  printf 'get_user_details(user_id="mia_li_3668")\\n:done\\n' | airline-gym play --task 17
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from typing import Any
+
+from airline_gym.actions import DONE_TOOL
+from airline_gym.domain.tasks import DEFAULT_TASK_SET
+from airline_gym.domain.tools import TOOLS
+
+_CALL = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*$", re.DOTALL)
+_DOC = __doc__ or ""
+HELP = _DOC[_DOC.find("  plain text") : _DOC.find("Works with")].rstrip()
+PROMPT = "agent> "
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """CLI options of ``airline-gym play``."""
+    parser.add_argument("--task", required=True, help="task id, e.g. 17")
+    parser.add_argument("--tasks", default=DEFAULT_TASK_SET, help="'tau2' or a tasks.json path")
+    parser.add_argument(
+        "--user",
+        choices=("scripted", "llm"),
+        help="the customer: scripted (default) or llm (default if --user-model is given)",
+    )
+    parser.add_argument("--user-model", metavar="MODEL", help="litellm model of the customer")
+    parser.add_argument("--api-base", metavar="URL", help="OpenAI-compatible URL for the customer")
+    parser.add_argument("--api-key", help="API key for the customer's model (default: from env)")
+    parser.add_argument("--seed", type=int, default=0, help="reset seed (default 0)")
+    parser.add_argument("--max-steps", type=int, default=200, help="step budget (default 200)")
+    parser.add_argument(
+        "--show-task", action="store_true", help="print the customer's scenario first (spoiler)"
+    )
+
+
+def tool_lines(tools: list[dict[str, Any]]) -> list[str]:
+    """``name(arg: type, ...)`` and the first line of the description, per tool."""
+    lines = []
+    for schema in tools:
+        fn = schema["function"]
+        params = fn.get("parameters") or {}
+        required = set(params.get("required") or ())
+        args = []
+        for name, spec in (params.get("properties") or {}).items():
+            kind = spec.get("type") or ("|".join(spec["enum"]) if "enum" in spec else "any")
+            if "enum" in spec:
+                kind = "|".join(map(str, spec["enum"]))
+            args.append(f"{name}: {kind}" + ("" if name in required else " (optional)"))
+        description = (fn.get("description") or "").strip().splitlines()
+        lines.append(f"{fn['name']}({', '.join(args)})")
+        if description:
+            lines.append(f"    {description[0]}")
+    return lines
+
+
+def check_line(line: str) -> str | None:
+    """Why a typed line would not do what it looks like (a typo'd tool, broken JSON), or None."""
+    match = _CALL.match(line)
+    if match and match.group(1) not in TOOLS and match.group(1) != DONE_TOOL:
+        return f"unknown tool {match.group(1)!r}: type :tools for the list"
+    if line.startswith("{"):
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            return f'not valid JSON ({exc}); a tool call is {{"name": ..., "arguments": {{...}}}}'
+        if not isinstance(data, dict) or "name" not in data:
+            return 'a JSON tool call needs "name" (and "arguments")'
+    return None
+
+
+def show(messages: list[dict[str, Any]]) -> None:
+    """Print an observation: customer turns, tool results (as the agent sees them) and errors."""
+    labels = {"user": "customer", "tool": "tool"}
+    for message in messages:
+        print(f"{labels.get(message['role'], 'error')}: {message.get('content')}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``airline-gym play``."""
+    from airline_gym.demo import print_grade
+    from airline_gym.env import AirlineEnv
+    from airline_gym.evaluate import local_api_key
+    from airline_gym.prompts import scenario_text
+
+    if args.max_steps < 1:
+        raise ValueError("--max-steps must be at least 1")
+    kind = args.user or ("llm" if args.user_model else "scripted")
+    if kind == "scripted" and (args.user_model or args.api_base or args.api_key):
+        raise ValueError("--user-model/--api-base/--api-key need --user llm")
+    llm_args: dict[str, Any] | None = None
+    if kind == "llm":
+        llm_args = {"api_base": args.api_base} if args.api_base else {}
+        key = local_api_key(args.user_model or "", args.api_base, args.api_key)
+        if key:
+            llm_args["api_key"] = key
+    env = AirlineEnv(
+        task=args.task.strip(),
+        tasks=args.tasks,
+        user=kind,
+        user_model=args.user_model,
+        user_llm_args=llm_args,
+        max_steps=args.max_steps,
+    )
+    env.user.check_ready()
+    interactive = sys.stdin.isatty()
+    task = env.task_set[env.fixed_task or args.task]
+    print(f"task {task.id}: you are the airline agent. Type :help for how to act, :done to end.")
+    if args.show_task:
+        print(scenario_text(task))
+    obs, info = env.reset(seed=args.seed)
+    show(obs)
+    episode = env.episode
+    assert episode is not None
+    reward = 0.0
+    while not episode.done:
+        try:
+            line = input(PROMPT if interactive else "")
+        except EOFError:
+            print("(end of input: calling done)")
+            line = ":done"
+        else:
+            if not interactive:
+                print(f"{PROMPT}{line}")
+        line = line.strip()
+        if not line:
+            continue
+        if line.startswith(":"):
+            command = line[1:].strip().lower()
+            if command in ("help", "h", "?"):
+                print(HELP)
+                continue
+            if command == "tools":
+                print("\n".join(tool_lines(env.tools)))
+                continue
+            if command not in ("done", "quit", "exit", "q"):
+                print(f"unknown command {line!r}: try :help")
+                continue
+            action: Any = {"name": DONE_TOOL, "arguments": {}}
+        else:
+            problem = check_line(line)
+            if problem:
+                print(f"not sent: {problem}")
+                continue
+            action = line
+        obs, reward, _, _, info = env.step(action)
+        show(obs)
+    if "reward_info" not in info:  # the episode ended at reset (the customer failed)
+        print(f"the episode ended before your first turn: {info.get('error')}")
+        return 1
+    print_grade(info, reward)
+    return 0

@@ -1,0 +1,104 @@
+"""List the tasks of a task set, with filters: what each tests, its gold actions, what to say.
+
+Columns: id, split, gold actions, writes (actions that change the database), communicate
+(strings the agent must say), and the task author's purpose note.
+
+  airline-gym tasks
+  airline-gym tasks --split test --min-writes 2
+  airline-gym tasks --purpose cancel --communicate
+  airline-gym tasks --writes 0 --json
+  airline-gym tasks --tasks tau3-airline-tasks.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from airline_gym.commands import format_table, write_count
+from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, TaskSet, load_task_set
+
+PURPOSE_WIDTH = 70
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """CLI options of ``airline-gym tasks``."""
+    parser.add_argument("--tasks", default=DEFAULT_TASK_SET, help="'tau2' or a tasks.json path")
+    parser.add_argument("--split", default="base", help="train, test or base (all; default)")
+    parser.add_argument("--purpose", metavar="TEXT", help="purpose contains TEXT (any case)")
+    writes = parser.add_mutually_exclusive_group()
+    writes.add_argument("--writes", type=int, metavar="N", help="exactly N write actions")
+    writes.add_argument("--min-writes", type=int, metavar="N", help="at least N write actions")
+    parser.add_argument(
+        "--communicate", action="store_true", help="only tasks with strings the agent must say"
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON list of task records")
+
+
+def splits_of(task_set: TaskSet, task_id: str) -> list[str]:
+    """The named splits (other than base) that hold a task."""
+    return [name for name, ids in task_set.splits.items() if name != "base" and task_id in ids]
+
+
+def task_record(task_set: TaskSet, task: Task) -> dict[str, Any]:
+    """A task's summary as JSON-ready data."""
+    return {
+        "id": task.id,
+        "splits": splits_of(task_set, task.id),
+        "purpose": task.purpose,
+        "actions": [{"name": a.name, "arguments": a.arguments} for a in task.actions],
+        "writes": write_count(task.actions),
+        "communicate_info": list(task.communicate_info),
+        "reward_basis": list(task.reward_basis),
+    }
+
+
+def select(task_set: TaskSet, args: argparse.Namespace) -> list[Task]:
+    """The tasks of ``args.split`` that pass every filter."""
+    for flag in ("writes", "min_writes"):
+        value = getattr(args, flag)
+        if value is not None and value < 0:
+            raise ValueError(f"--{flag.replace('_', '-')} must be >= 0")
+    chosen = []
+    for task in task_set.split(args.split):
+        writes = write_count(task.actions)
+        if args.purpose and args.purpose.lower() not in (task.purpose or "").lower():
+            continue
+        if args.writes is not None and writes != args.writes:
+            continue
+        if args.min_writes is not None and writes < args.min_writes:
+            continue
+        if args.communicate and not task.communicate_info:
+            continue
+        chosen.append(task)
+    return chosen
+
+
+def _short(text: str | None, width: int = PURPOSE_WIDTH) -> str:
+    text = " ".join((text or "-").split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``airline-gym tasks``."""
+    task_set = load_task_set(args.tasks)
+    chosen = select(task_set, args)
+    if args.json:
+        print(json.dumps([task_record(task_set, t) for t in chosen]))
+        return 0
+    rows = [
+        (
+            t.id,
+            ",".join(splits_of(task_set, t.id)) or "-",
+            len(t.actions),
+            write_count(t.actions),
+            len(t.communicate_info),
+            _short(t.purpose),
+        )
+        for t in chosen
+    ]
+    headers = ("id", "split", "actions", "writes", "communicate", "purpose")
+    print(format_table(headers, rows))
+    print(f"\n{len(chosen)} of {len(task_set)} tasks ({task_set.name})")
+    return 0
