@@ -45,7 +45,7 @@ import gymnasium as gym
 
 from airline_gym.actions import DONE_SCHEMA
 from airline_gym.domain.database import load_pristine
-from airline_gym.domain.grading import MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
+from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
 from airline_gym.domain.schemas import tool_schemas
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, TaskSet, load_task_set, task_key
 from airline_gym.episode import Episode, Message
@@ -149,6 +149,20 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         if episode.done:
             return self._after_done()
         return self._after_step(await episode.aact(action), errors_before)
+
+    def abort(
+        self, detail: str, reason: str = AGENT_ERROR
+    ) -> tuple[list[Message], float, bool, bool, dict[str, Any]]:
+        """End the episode because the agent could not act (default reason ``agent_error``).
+
+        Returns the final step's tuple, graded like any other ending (reward 0 unless the
+        episode had already ended normally); ``info["error"]`` carries ``detail``.
+        """
+        episode, errors_before = self._before_step()
+        if episode.done:
+            return self._after_done()
+        episode.abort(reason, detail)
+        return self._after_step([], errors_before)
 
     def render(self) -> str | None:
         """The transcript so far ("ansi" returns it; "human" prints it with colour)."""

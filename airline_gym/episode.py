@@ -172,6 +172,12 @@ class Episode:
         except UserSimulatorError as exc:
             return exc
 
+    def abort(self, reason: str, detail: str) -> None:
+        """End the episode from outside the loop (e.g. the agent's model failed)."""
+        if not self.done:
+            self.termination_reason = reason
+            self.error_detail = detail
+
     def grade(self) -> Grade:
         """Grade the episode as it stands (call once it is done)."""
         return grade(self.task, self.db, self.transcript(), self.termination_reason or "")

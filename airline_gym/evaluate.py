@@ -225,8 +225,7 @@ def run_episode(
         if terminated or truncated:
             break
     if error is not None:
-        episode.termination_reason = AGENT_ERROR
-        episode.error_detail = error
+        base.abort(error)
     grade = episode.grade()
     transcript = episode.transcript()
     end = now()

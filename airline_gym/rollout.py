@@ -55,8 +55,13 @@ async def arun_episode(
     reward, total = 0.0, 0.0
     terminated = truncated = env.episode is not None and env.episode.done
     while not (terminated or truncated):
-        action = await _act(agent, observation, info)
-        observation, reward, terminated, truncated, info = await env.astep(action)
+        try:
+            action = await _act(agent, observation, info)
+        except Exception as exc:  # the agent (e.g. its LLM) failed: end as agent_error
+            cause = getattr(exc, "cause", None) or f"agent raised {type(exc).__name__}: {exc}"
+            observation, reward, terminated, truncated, info = env.abort(cause)
+        else:
+            observation, reward, terminated, truncated, info = await env.astep(action)
         total += reward
     if "reward_info" not in info and env.episode is not None:  # ended during reset
         info["reward_info"] = env.episode.grade().to_dict()

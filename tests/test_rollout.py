@@ -117,3 +117,37 @@ def test_vector_envs_run_and_autoreset():
         obs, reward, terminated, truncated, info = envs.step(tuple(done))  # autoreset step
         assert list(terminated) == [False, False] and list(info["step_count"]) == [1, 1]
         envs.close()
+
+
+class BrokenAgent:
+    """An agent whose model fails on its second action."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def reset(self, info):
+        self.calls = 0
+
+    def act(self, observation, info):
+        self.calls += 1
+        if self.calls > 1:
+            raise RuntimeError("model server unreachable")
+        return text_message("Let me check.")
+
+
+def test_an_agent_failure_ends_the_episode_as_agent_error(tau2_tasks):
+    (broken,) = run_episodes(lambda: AirlineEnv(user="scripted"), BrokenAgent, [("1", 0)], 1)
+    assert broken.termination_reason == "agent_error" and broken.reward == 0.0
+    assert "model server unreachable" in broken.error
+    gold = run_episodes(
+        lambda: AirlineEnv(user="scripted"), lambda: GoldAgent(tau2_tasks), [("1", 0)]
+    )
+    assert gold[0].reward == 1.0  # the same task (no writes) passes when the agent works
+
+
+def test_abort_after_the_end_changes_nothing():
+    env = gym.make("AirlineScripted-v0", task=1)
+    env.reset(seed=0)
+    env.step(text_message("Goodbye. Anything else?"))  # the scripted customer stops
+    obs, reward, terminated, truncated, info = env.unwrapped.abort("too late")
+    assert info["termination_reason"] == "user_stop" and "error" not in info
