@@ -8,7 +8,6 @@ harness records as the termination reason ``agent_error``.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections import deque
@@ -144,14 +143,6 @@ class AgentError(RuntimeError):
         self.cause = cause
 
 
-#: LiteLLMChatModel fields that ``llm_args`` may set (everything else goes to litellm).
-_MODEL_FIELDS = frozenset(f.name for f in dataclasses.fields(LiteLLMChatModel)) - {
-    "model",
-    "extra",
-}
-_ALIASES = {"base_url": "api_base", "num_retries": "max_retries"}
-
-
 class LiteLLMAgent:
     """The reference tool-calling agent: ``info["messages"]`` and ``info["tools"]`` to an LLM.
 
@@ -180,17 +171,10 @@ class LiteLLMAgent:
         llm_args: Mapping[str, Any] | None = None,
         seed: int | None = None,
     ) -> None:
-        fields: dict[str, Any] = {}
-        extra: dict[str, Any] = dict((llm_args or {}).get("extra") or {})
-        for key, value in (llm_args or {}).items():
-            if key == "extra":
-                continue
-            name = _ALIASES.get(key, key)
-            if name in _MODEL_FIELDS:
-                fields[name] = value
-            else:
-                extra[key] = value
-        fields.update(
+        self.model = model
+        self.chat_model = LiteLLMChatModel.from_args(
+            model,
+            llm_args,
             api_base=api_base,
             api_key=api_key,
             temperature=temperature,
@@ -198,8 +182,6 @@ class LiteLLMAgent:
             max_retries=max_retries,
             seed=seed,
         )
-        self.model = model
-        self.chat_model = LiteLLMChatModel(model=model, extra=extra, **fields)
         self.cost: float | None = None
         self.usage: dict[str, int] = {}
         self.calls = 0

@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
@@ -275,6 +276,30 @@ class LiteLLMChatModel:
             raise ValueError("need max_retries >= 0, timeout > 0 and backoff >= 0")
 
     # -- public API ------------------------------------------------------------------------
+
+    @classmethod
+    def from_args(
+        cls, model: str, llm_args: Mapping[str, Any] | None = None, **overrides: Any
+    ) -> LiteLLMChatModel:
+        """Build from tau2-style ``llm_args``: our fields set directly, other keys to litellm.
+
+        ``base_url``/``num_retries`` are accepted for ``api_base``/``max_retries``; ``overrides``
+        (e.g. explicit constructor arguments) win over ``llm_args``.
+        """
+        names = {f.name for f in dataclass_fields(cls)} - {"model", "extra"}
+        aliases = {"base_url": "api_base", "num_retries": "max_retries"}
+        settings: dict[str, Any] = {}
+        extra: dict[str, Any] = dict((llm_args or {}).get("extra") or {})
+        for key, value in (llm_args or {}).items():
+            if key == "extra":
+                continue
+            name = aliases.get(key, key)
+            if name in names:
+                settings[name] = value
+            else:
+                extra[key] = value
+        settings.update(overrides)
+        return cls(model=model, extra=extra, **settings)
 
     def complete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None

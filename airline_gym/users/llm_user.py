@@ -19,24 +19,6 @@ DEFAULT_USER_MODEL = "gpt-4.1"
 #: Environment variable naming the user model when the caller passes none.
 USER_MODEL_ENV = "AIRLINE_GYM_USER_MODEL"
 
-_FIELDS = frozenset(f.name for f in dataclasses.fields(LiteLLMChatModel)) - {"model", "extra"}
-_ALIASES = {"base_url": "api_base", "num_retries": "max_retries"}
-
-
-def _chat_model(model: str, llm_args: Mapping[str, Any]) -> LiteLLMChatModel:
-    """A :class:`LiteLLMChatModel` from tau2-style ``llm_args`` (unknown keys go to litellm)."""
-    fields: dict[str, Any] = {}
-    extra: dict[str, Any] = dict(llm_args.get("extra") or {})
-    for key, value in llm_args.items():
-        if key == "extra":
-            continue
-        name = _ALIASES.get(key, key)
-        if name in _FIELDS:
-            fields[name] = value
-        else:
-            extra[key] = value
-    return LiteLLMChatModel(model=model, extra=extra, **fields)
-
 
 def flip_roles(dialogue: Dialogue) -> list[dict[str, Any]]:
     """The dialogue as the user LLM sees it: agent text -> ``user``, own turns -> ``assistant``."""
@@ -72,7 +54,7 @@ class LLMUser(UserSimulator):
         )
         self.llm_args = dict(llm_args or {})
         self.data_dir = data_dir
-        self._base = _chat_model(self.model, self.llm_args)
+        self._base = LiteLLMChatModel.from_args(self.model, self.llm_args)
         self.chat_model = self._base
         self.task: Task | None = None
         self._system: str | None = None
