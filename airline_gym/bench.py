@@ -196,12 +196,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=int, default=1000, help="runs per figure (default 1000)")
     parser.add_argument("--task", default="17", help="task whose episode is graded (default 17)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.add_argument(
+        "--vs-reference",
+        action="store_true",
+        help="measure the reference (tau2, if installed) on the same work, side by side",
+    )
+    from airline_gym import bench_reference
+
+    bench_reference.add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym bench``."""
     if args.repeat < 1:
         raise ValueError("--repeat must be at least 1")
+    if args.vs_reference:
+        from airline_gym import bench_reference
+
+        return bench_reference.run(args)
     figures = run_benchmarks(args.repeat, str(args.task))
     figures.update(env_figures(args.repeat))
     print(json.dumps(figures) if args.json else format_figures(figures))
