@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,8 +48,8 @@ class ToolCall:
             return self.arguments
         try:
             return json.dumps(self.arguments)
-        except (TypeError, ValueError):
-            return json.dumps(str(self.arguments))
+        except (TypeError, ValueError, RecursionError):  # not JSON data, or nested too deeply
+            return json.dumps(reprlib.repr(self.arguments))
 
 
 @dataclass(frozen=True)
@@ -101,13 +102,18 @@ def _text(content: Any) -> str | None:
 
 def _from_message(message: Any, new_id: Any) -> AgentMessage:
     content = _text(_get(message, "content"))
+    if content is not None and len(content) > MAX_ACTION_CHARS:
+        raise ActionError(
+            f"message too long ({len(content)} characters; at most {MAX_ACTION_CHARS})"
+        )
     raw_calls = _get(message, "tool_calls") or []
     if not isinstance(raw_calls, Sequence) or isinstance(raw_calls, (str, bytes)):
         raise ActionError("tool_calls must be a list of tool calls")
+    raw_calls = [_as_mapping(raw) for raw in raw_calls]
+    given = {i for raw in raw_calls if isinstance(i := _get(raw, "id"), str)}
     calls: list[ToolCall] = []
     seen: set[str] = set()
     for raw in raw_calls:
-        raw = _as_mapping(raw)
         function = _as_mapping(_get(raw, "function"))
         source = function if function is not None else raw
         name = _get(source, "name")
@@ -116,6 +122,8 @@ def _from_message(message: Any, new_id: Any) -> AgentMessage:
         call_id = _get(raw, "id")
         if not isinstance(call_id, str) or not call_id or call_id in seen:
             call_id = new_id()
+            while call_id in given or call_id in seen:  # never reuse an id the agent chose
+                call_id = new_id()
         seen.add(call_id)
         calls.append(ToolCall(call_id, name, _get(source, "arguments")))
     if not calls and not (content and content.strip()):

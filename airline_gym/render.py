@@ -22,7 +22,7 @@ def _line(message: dict[str, Any]) -> list[tuple[str, str]]:
                 json.loads(fn["arguments"]) if isinstance(fn["arguments"], str) else fn["arguments"]
             )
             shown = ", ".join(f"{k}={json.dumps(v)}" for k, v in args.items())
-        except (ValueError, AttributeError, TypeError):
+        except (ValueError, AttributeError, TypeError, RecursionError):
             shown = str(fn["arguments"])
         out.append((role, f"-> {fn['name']}({shown})"))
     return out

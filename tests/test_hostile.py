@@ -3,7 +3,8 @@
 Every case goes through ``env.step`` (and, where it matters, ``execute``) and asserts: no
 exception, the observation is in the space, the time and the tracemalloc peak stay under a bound
 proportional to the input, and the answer is either a clear error or the right result.
-Cases that still raise are pinned with strict xfails (bugs reported to their owners).
+Five cases that used to raise (deep nesting in repr/json/render, lone surrogates, colliding
+call ids) are fixed; their tests guard the fixes.
 """
 
 from __future__ import annotations
@@ -179,10 +180,16 @@ def string_paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, 
 
 
 # --- huge ----------------------------------------------------------------------------------------
-def test_ten_megabytes_of_text_reach_the_customer_linearly(env: AirlineEnv) -> None:
-    """Not refused (only string actions are capped), but linear: a few seconds, ~2x memory."""
+def test_ten_megabytes_of_message_text_are_refused_at_once(env: AirlineEnv) -> None:
+    """Message content is capped like string actions, so no customer LLM is sent 10 MB."""
     big = "Could you tell me your user id? " + "x" * (10 * MB)
-    obs = step(env, {"role": "assistant", "content": big}, seconds=30, peak=60 * MB)
+    obs = step(env, {"role": "assistant", "content": big}, seconds=1, peak=1 * MB)
+    assert obs[0]["role"] == "system" and "message too long" in obs[0]["content"]
+
+
+def test_a_megabyte_of_message_text_still_reaches_the_customer(env: AirlineEnv) -> None:
+    big = "Could you tell me your user id? " + "x" * (MB - 100)
+    obs = step(env, {"role": "assistant", "content": big}, seconds=10, peak=20 * MB)
     assert obs == [{"role": "user", "content": "My user id is mei_brown_7075."}]
 
 
@@ -237,12 +244,6 @@ def test_deep_json_string_actions_do_not_raise(env: AirlineEnv) -> None:
     assert obs[0]["role"] == "system"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RecursionError,
-    reason="BUG validation._short: repr() of a deeply nested argument raises RecursionError, "
-    "so execute() raises instead of returning an error",
-)
 @pytest.mark.parametrize("where", ["argument", "arguments", "flights"])
 def test_execute_with_deeply_nested_python_arguments(base: PristineDB, where: str) -> None:
     deep = nested(100_000)
@@ -258,23 +259,11 @@ def test_execute_with_deeply_nested_python_arguments(base: PristineDB, where: st
     assert result.error and "invalid arguments" in result.content
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RecursionError,
-    reason="BUG actions.ToolCall.arguments_json: json.dumps of deeply nested dict arguments "
-    "raises RecursionError (only TypeError/ValueError are caught), and step() raises",
-)
 def test_step_with_deeply_nested_python_arguments(env: AirlineEnv) -> None:
     obs = step(env, message(("list_all_airports", {"x": nested(100_000)})), seconds=2)
     assert tool_results(obs)[0].startswith("Error: ")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RecursionError,
-    reason="BUG render._line: json.loads of deeply nested argument text raises RecursionError "
-    "(not caught), so render() raises and step() raises with render_mode='human'",
-)
 def test_render_with_deeply_nested_argument_text() -> None:
     env = AirlineEnv(user="scripted", task=5, render_mode="ansi")
     env.reset(seed=0)
@@ -420,15 +409,7 @@ def _calls(*ids: Any) -> dict[str, Any]:
         ("a", "a", "a"),
         ("MISSING", "MISSING"),
         (None, 7, 3.5, True, ["x"], {"id": 1}, ""),
-        pytest.param(
-            ("call_0", "MISSING", "call_1"),
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG actions._from_message: an id generated for a call without one "
-                "(call_N from the episode counter) can equal an id the agent gave in the same "
-                "message, so two tool results share one tool_call_id",
-            ),
-        ),
+        ("call_0", "MISSING", "call_1"),
         ("x" * 100_000, "b"),
     ],
     ids=["reused", "missing", "not-strings", "colliding", "huge"],
@@ -439,7 +420,7 @@ def test_tool_call_ids_reused_missing_or_not_strings(env: AirlineEnv, ids: tuple
     assert len(got) == len(ids) and all(isinstance(i, str) and i for i in got)
     assert len(set(got)) == len(got), got
     for given, used in zip(ids, got, strict=True):
-        if isinstance(given, str) and given and ids.count(given) == 1:
+        if isinstance(given, str) and given and given != "MISSING" and ids.count(given) == 1:
             assert used == given
     sent = env.unwrapped.episode.messages[-len(obs) - 1]  # type: ignore[union-attr]
     assert [c["id"] for c in sent["tool_calls"]] == got
@@ -505,12 +486,6 @@ def test_null_arguments_for_a_tool_without_arguments_is_fine(env: AirlineEnv) ->
 
 
 # --- rendering hostile text ----------------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnicodeEncodeError,
-    reason="BUG env/render: with render_mode='human', step() prints the transcript and a lone "
-    "surrogate in any message (here echoed in a tool error) raises UnicodeEncodeError",
-)
 def test_human_render_survives_lone_surrogates(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
     env = AirlineEnv(user="scripted", task=5, render_mode="human")

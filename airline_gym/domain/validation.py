@@ -9,6 +9,7 @@ docs/deviations.md. Well-typed calls pass through unchanged.
 from __future__ import annotations
 
 import math
+import reprlib
 import typing
 from functools import cache
 from typing import Any, Literal, get_args, get_origin, is_typeddict
@@ -26,8 +27,13 @@ class ArgumentError(ValueError):
     """Arguments that do not fit the tool's schema; the message is shown to the agent."""
 
 
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 3, 50, 50, 4, 4
+
+
 def _short(value: Any) -> str:
-    text = repr(value)
+    """A bounded repr: safe for huge or deeply nested values."""
+    text = _REPR.repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -65,7 +71,6 @@ def describe(annotation: Any) -> str:
 
 def _check(value: Any, annotation: Any, where: str) -> str | None:
     """None if ``value`` fits ``annotation``, else a reason naming ``where``."""
-    expected = describe(annotation)
     if annotation is str:
         ok = isinstance(value, str)
     elif annotation is int:
@@ -81,6 +86,7 @@ def _check(value: Any, annotation: Any, where: str) -> str | None:
         ok = isinstance(value, str) and value in get_args(annotation)
     elif get_origin(annotation) is list:
         if not isinstance(value, list):
+            expected = describe(annotation)
             return f"'{where}' must be {expected}; got {_json_type(value)} {_short(value)}"
         item = get_args(annotation)[0]
         for i, element in enumerate(value):
@@ -104,7 +110,7 @@ def _check(value: Any, annotation: Any, where: str) -> str | None:
         raise TypeError(f"unsupported annotation {annotation!r}")
     if ok:
         return None
-    return f"'{where}' must be {expected}; got {_json_type(value)} {_short(value)}"
+    return f"'{where}' must be {describe(annotation)}; got {_json_type(value)} {_short(value)}"
 
 
 def validate_arguments(name: str, func: ToolFunction, arguments: Any) -> dict[str, Any]:
