@@ -13,6 +13,7 @@ import email.utils
 import json
 import os
 import random
+import threading
 import time
 import uuid
 from collections.abc import Mapping
@@ -310,7 +311,8 @@ class LiteLLMChatModel:
         while True:
             attempt += 1
             try:
-                return self._parse(litellm.completion(**self._request(messages, tools)))
+                request = self._request(messages, tools)
+                return self._parse(_with_deadline(litellm.completion, request, self.timeout))
             except Exception as exc:
                 delay = self._on_failure(exc, attempt)
             time.sleep(delay)
@@ -326,7 +328,9 @@ class LiteLLMChatModel:
         while True:
             attempt += 1
             try:
-                response = await litellm.acompletion(**self._request(messages, tools))
+                request = self._request(messages, tools)
+                # litellm's timeout bounds each socket read; wait_for bounds the whole request
+                response = await asyncio.wait_for(litellm.acompletion(**request), self.timeout)
                 return self._parse(response)
             except Exception as exc:
                 delay = self._on_failure(exc, attempt)
@@ -410,6 +414,31 @@ class LiteLLMChatModel:
             return min(self.backoff_cap, failure.retry_after)
         exp = self.backoff * 2.0 ** (attempt - 1)
         return min(self.backoff_cap, exp * _jitter.uniform(0.5, 1.5))
+
+
+def _with_deadline(call: Any, kwargs: dict[str, Any], seconds: float) -> Any:
+    """``call(**kwargs)`` bounded in total wall time (litellm's timeout bounds each read only).
+
+    The call runs in a daemon thread; past the deadline it is abandoned (its socket closes when
+    its own read timeout fires) and :class:`TimeoutError` is raised, which is retried.
+    """
+    outcome: list[Any] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome.append((True, call(**kwargs)))
+        except BaseException as exc:  # re-raised in the caller's thread
+            outcome.append((False, exc))
+        done.set()
+
+    threading.Thread(target=run, daemon=True, name="airline-gym-llm").start()
+    if not done.wait(seconds):
+        raise TimeoutError(f"no complete response within {seconds:g} s")
+    ok, value = outcome[0]
+    if ok:
+        return value
+    raise value
 
 
 def check_credentials(
