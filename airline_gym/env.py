@@ -170,7 +170,8 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             return None if self.render_mode == "human" else ""
         text = transcript(self.episode.messages, colour=self.render_mode == "human")
         if self.render_mode == "human":
-            print(text + "\n" + "-" * 40)
+            # lone surrogates (possible in agent text) cannot be encoded: escape them
+            print(text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n" + "-" * 40)
             return None
         return text
 
@@ -229,8 +230,10 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         assert episode is not None
         info: dict[str, Any] = {
             "task_id": episode.task.id,
-            "messages": [{"role": "system", "content": self.system_prompt}]
-            + [dict(m) for m in episode.transcript()],
+            "messages": [
+                {"role": "system", "content": self.system_prompt},
+                *episode.public_history(),
+            ],
             "tools": list(self.tools),
             "system_prompt": self.system_prompt,
             "step_count": episode.step_count,

@@ -13,6 +13,7 @@ step. After a step whose next recipient is not the tool environment, ``max_steps
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +52,7 @@ class Episode:
     error_detail: str | None = None
     _ids: Any = field(default_factory=lambda: itertools.count(), repr=False)
     _seen: int = 0
+    _public: list[Message] = field(default_factory=list, repr=False)
 
     @property
     def done(self) -> bool:
@@ -88,7 +90,7 @@ class Episode:
             cause = text if isinstance(text, Exception) else f"empty reply {text!r}"
             self.error_detail = f"user simulator failed: {cause}"
             return
-        self.messages.append({"role": "user", "content": text})
+        self._add({"role": "user", "content": text})
         self.step_count += 1
         if is_user_stop(text):
             self.termination_reason = USER_STOP
@@ -96,7 +98,8 @@ class Episode:
 
     def begin(self) -> bool:
         """Add the greeting; returns True (the user speaks first)."""
-        self.messages = [{"role": "assistant", "content": GREETING}]
+        self.messages, self._public = [], []
+        self._add({"role": "assistant", "content": GREETING})
         self._seen = 1
         return True
 
@@ -110,13 +113,13 @@ class Episode:
             # Not a message at all: nothing enters the history, but it costs a step and an error.
             self.step_count += 1
             self.num_errors += 1
-            self.messages.append({"role": "system", "content": f"Error: invalid action: {exc}"})
+            self._add({"role": "system", "content": f"Error: invalid action: {exc}"})
             self._check_limits()
             return False
         return self._apply(message)
 
     def _apply(self, message: AgentMessage) -> bool:
-        self.messages.append(message.to_openai())
+        self._add(message.to_openai())
         self.step_count += 1
         calls = [c for c in message.tool_calls if c.name != DONE_TOOL]
         stop = len(calls) < len(message.tool_calls) or STOP in (message.content or "")
@@ -128,7 +131,7 @@ class Episode:
                     result = execute(self.db, call.name, call.arguments)
                     content = result.content
                     self.num_errors += result.error
-                self.messages.append({"role": "tool", "tool_call_id": call.id, "content": content})
+                self._add({"role": "tool", "tool_call_id": call.id, "content": content})
             if calls:
                 self.step_count += 1  # the environment's step
         if stop:
@@ -181,6 +184,19 @@ class Episode:
     def grade(self) -> Grade:
         """Grade the episode as it stands (call once it is done)."""
         return grade(self.task, self.db, self.transcript(), self.termination_reason or "")
+
+    def _add(self, message: Message) -> None:
+        self.messages.append(message)
+        if message["role"] != "system":
+            self._public.append(dict(message))
+
+    def public_history(self) -> Iterator[Message]:
+        """The transcript's messages as copies made once (so a new list of them costs O(n)).
+
+        Mutating these dicts changes what later calls return, never the episode's own record
+        or its grade.
+        """
+        return iter(self._public)
 
     def transcript(self) -> list[Message]:
         """The history without our error notes (what the reference trajectory would hold)."""

@@ -233,6 +233,26 @@ class AirlineDB:
         return digest.hexdigest()
 
 
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON values serialise identically (so ``3 != 3.0`` and ``1 != True``).
+
+    Equivalent to comparing :func:`canonical_json` of both, but stops at shared sub-objects
+    (views share untouched records and flight-dates with the pristine DB) and at the first
+    difference.
+    """
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_json(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and a != a:  # NaN serialises as NaN on both sides
+        return b != b
+    return bool(a == b)
+
+
 def clone(value: Any) -> Any:
     """A deep copy of plain JSON data (dicts, lists, scalars); much faster than deepcopy."""
     if isinstance(value, dict):
@@ -261,9 +281,7 @@ def changed_records(
     for name in TABLES:
         for key in sorted(a.touched(name) | b.touched(name)):
             ra, rb = a._get(name, key), b._get(name, key)
-            if ra is rb:
-                continue
-            if canonical_json(ra) != canonical_json(rb):
+            if not same_json(ra, rb):
                 yield name, key, ra, rb
 
 

@@ -12,7 +12,13 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from airline_gym.domain.database import AirlineDB, PristineDB, canonical_json, changed_records
+from airline_gym.domain.database import (
+    AirlineDB,
+    PristineDB,
+    canonical_json,
+    changed_records,
+    same_json,
+)
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.transcript import assistant_texts, tool_calls
@@ -103,6 +109,8 @@ def gold_db(task: Task, base: PristineDB) -> AirlineDB:
 
 # --- field-level diff ------------------------------------------------------------------------
 def _diff(expected: Any, got: Any, path: str, out: list[tuple[str, Any, Any]]) -> None:
+    if expected is got:  # views share untouched sub-records with the pristine DB
+        return
     if isinstance(expected, dict) and isinstance(got, dict):
         for k in list(expected) + [k for k in got if k not in expected]:
             _diff(expected.get(k, _MISSING), got.get(k, _MISSING), f"{path}.{k}", out)
@@ -111,8 +119,13 @@ def _diff(expected: Any, got: Any, path: str, out: list[tuple[str, Any, Any]]) -
             e = expected[i] if i < len(expected) else _MISSING
             g = got[i] if i < len(got) else _MISSING
             _diff(e, g, f"{path}[{i}]", out)
-    elif canonical_json(_plain(expected)) != canonical_json(_plain(got)):
+    elif not _same_leaf(expected, got):
         out.append((path, _plain(expected), _plain(got)))
+
+
+def _same_leaf(a: Any, b: Any) -> bool:
+    """Equal as the hash sees them: 3 and 3.0 (or 1 and True) differ."""
+    return same_json(_plain(a), _plain(b))
 
 
 class _Missing:
