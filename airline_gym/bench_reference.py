@@ -130,6 +130,10 @@ class _Ref:
 
 
 def _import_reference() -> _Ref:
+    import os
+
+    # the reference imports litellm, which otherwise fetches its cost map over the network
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     from loguru import logger
 
     logger.disable("tau2")  # the reference logs every call (and whole reservations on cancel)
