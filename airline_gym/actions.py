@@ -8,6 +8,7 @@ the functional form ``get_user_details(user_id='x')``, or plain text to the user
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import re
 import reprlib
@@ -122,8 +123,11 @@ def _from_message(message: Any, new_id: Any) -> AgentMessage:
         call_id = _get(raw, "id")
         if not isinstance(call_id, str) or not call_id or call_id in seen:
             call_id = new_id()
-            while call_id in given or call_id in seen:  # never reuse an id the agent chose
-                call_id = new_id()
+            for suffix in itertools.count(1):  # never reuse an id the agent chose
+                if call_id not in given and call_id not in seen:
+                    break
+                candidate = new_id()
+                call_id = candidate if candidate != call_id else f"{candidate}_{suffix}"
         seen.add(call_id)
         calls.append(ToolCall(call_id, name, _get(source, "arguments")))
     if not calls and not (content and content.strip()):

@@ -7,6 +7,7 @@ from their schemas).
 
 from __future__ import annotations
 
+import itertools
 import json
 import string
 from collections.abc import Sequence
@@ -81,8 +82,9 @@ class AssistantMessageSpace(gym.Space[Any]):
 
     def contains(self, x: Any) -> bool:
         """Whether the env reads ``x`` as a message."""
+        ids = itertools.count()
         try:
-            parse_action(x, lambda: "id")
+            parse_action(x, lambda: f"call_{next(ids)}")
         except (ActionError, TypeError, ValueError):
             return False
         return True

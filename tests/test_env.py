@@ -414,3 +414,19 @@ def test_bad_constructor_arguments_are_clear():
         gym.make("AirlineScripted-v0", split="validation")
     with pytest.raises(ValueError, match="reward must be one of"):
         gym.make("AirlineScripted-v0", reward="dense")
+
+
+def test_generated_call_ids_never_loop_or_collide_with_given_ones():
+    from airline_gym.actions import parse_action
+
+    message = {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": "call_0", "function": {"name": "calculate", "arguments": "{}"}},
+            {"function": {"name": "calculate", "arguments": "{}"}},
+            {"id": "call_1", "function": {"name": "calculate", "arguments": "{}"}},
+        ],
+    }
+    ids = [c.id for c in parse_action(message, lambda: "call_0").tool_calls]  # a stuck generator
+    assert len(set(ids)) == 3 and ids[0] == "call_0" and ids[2] == "call_1"
+    assert gym.make("AirlineScripted-v0").action_space.contains(message)
