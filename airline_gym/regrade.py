@@ -9,6 +9,13 @@ simulations. Tasks come from the file's embedded ``tasks`` first, else from --ta
 
 Exit code: 0 when every simulation agrees with its recorded reward, 1 when some disagree,
 2 on bad arguments or unreadable input.
+
+Examples:
+
+  airline-gym regrade results.json
+  airline-gym regrade runs/*.json --json > regraded.jsonl
+  airline-gym regrade tau3_run.json --tasks path/to/tau3/tasks.json
+  airline-gym regrade toolorchestra.json --task-id-map task_id_fix.json
 """
 
 from __future__ import annotations
