@@ -1,0 +1,129 @@
+"""The stable-baselines3 bridge: spaces SB3 accepts, candidates that can solve task 17, and a
+short PPO run that learns."""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("stable_baselines3")
+
+from stable_baselines3.common.env_checker import check_env
+
+from airline_gym.integrations.sb3 import (
+    PADDINGS,
+    CandidateActionWrapper,
+    ProgressReward,
+    make_env,
+)
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sb3_ppo.py"
+
+
+def _index(env: CandidateActionWrapper, name: str, **arguments: object) -> int:
+    """The slot of the candidate calling ``name`` with (at least) these arguments."""
+    for i, candidate in enumerate(env.candidates):
+        args = candidate.arguments
+        if candidate.name == name and all(args.get(k) == v for k, v in arguments.items()):
+            return i
+    raise AssertionError(f"no candidate {name}({arguments}) in {[str(c) for c in env.candidates]}")
+
+
+def _calls(env: CandidateActionWrapper) -> list[tuple[str, dict[str, object]]]:
+    return [(c.name, c.arguments) for c in map(env.decode, range(env.n)) if c is not None]
+
+
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_check_env_passes_without_warnings(padding: str) -> None:
+    for env in (make_env(17, padding=padding), make_env(17, padding=padding, progress_reward=1.0)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            check_env(env)
+
+
+def test_candidates_hold_the_gold_actions_of_task_17_after_the_right_reads() -> None:
+    env = make_env(17)
+    assert isinstance(env, CandidateActionWrapper)
+    gold = env.unwrapped.task_set["17"].actions  # type: ignore[attr-defined]
+    flights, passengers, baggages = ((a.name, a.arguments) for a in gold)
+    env.reset(seed=0)
+    assert ("get_user_details", {"user_id": "omar_rossi_1241"}) in _calls(env)
+    env.step(_index(env, "get_user_details", user_id="omar_rossi_1241"))
+    env.step(_index(env, "get_reservation_details", reservation_id="FQ8APE"))
+    assert flights in _calls(env)
+    assert passengers in _calls(env)
+    _, _, _, _, info = env.step(_calls(env).index(flights))
+    assert info["action"].startswith("update_reservation_flights(")
+    assert baggages in _calls(env)  # paid bags follow the new cabin's allowance
+    env.step(_calls(env).index(passengers))
+    env.step(_calls(env).index(baggages))
+    _, reward, terminated, truncated, info = env.step(_index(env, "done"))
+    assert (reward, terminated, truncated) == (1.0, True, False)
+    assert info["reward_info"]["reward"] == 1.0
+
+
+def test_progress_reward_pays_each_write_once_and_keeps_the_official_reward() -> None:
+    env = make_env(17, progress_reward=1.0)
+    assert isinstance(env, ProgressReward)
+    wrapper = env.env
+    assert isinstance(wrapper, CandidateActionWrapper)
+    env.reset(seed=0)
+    rewards = []
+    for name, args in [
+        ("get_user_details", {}),
+        ("get_reservation_details", {"reservation_id": "FQ8APE"}),
+        ("update_reservation_flights", {"cabin": "economy"}),
+        ("update_reservation_flights", {"cabin": "basic_economy"}),  # harmful: not charged
+        ("update_reservation_flights", {"cabin": "economy"}),  # back: no new progress
+        ("done", {}),
+    ]:
+        rewards.append(env.step(_index(wrapper, name, **args))[1])
+    assert rewards[:2] == [0.0, 0.0]
+    assert 0 < rewards[2] < 1 and rewards[3:] == [0.0, 0.0, 0.0]
+
+
+@pytest.mark.parametrize("padding", PADDINGS)
+def test_no_index_ever_raises(padding: str) -> None:
+    env = make_env(17, padding=padding, max_actions=12)
+    space = env.observation_space
+    rng = np.random.default_rng(0)
+    for episode in range(env.action_space.n + 5):
+        observation, _ = env.reset(seed=episode)
+        done = False
+        while not done:
+            # a fixed index per episode first, then random ones
+            index = episode if episode < env.action_space.n else int(rng.integers(env.n))
+            if isinstance(env, CandidateActionWrapper):
+                assert (env.decode(index) is None) == (
+                    padding == "noop" and index >= len(env.candidates)
+                )
+            observation, reward, terminated, truncated, info = env.step(index)
+            assert space.contains(observation)
+            assert isinstance(reward, float)
+            done = terminated or truncated
+        assert env.step(0)[2:4] == (terminated, truncated)  # past the end: nothing happens
+
+
+def _load_example():
+    spec = importlib.util.spec_from_file_location("sb3_ppo_example", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_reduced_ppo_example_learns(capsys: pytest.CaptureFixture[str]) -> None:
+    example = _load_example()
+    final = example.main(
+        ["--timesteps", "40000", "--seed", "0", "--eval-episodes", "20", "--eval-every", "10000"]
+    )
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-1] == f"mean_reward={final}"
+    untrained = float(next(line for line in lines if "timesteps=      0" in line).split("=")[-1])
+    # Measured with this budget on seeds 0-7: untrained 0.0 each, trained 0.90-1.0 (~33 s).
+    assert untrained <= 0.2
+    assert final >= 0.6
