@@ -23,6 +23,20 @@ from airline_gym.domain.tasks import Task, load_task_set
 from airline_gym.domain.toolbox import execute
 
 GREETING = {"role": "assistant", "content": "Hi! How can I help you today?"}
+# The spec's worked example: one economy seat JFK-ATL, insurance and one paid bag (221 dollars).
+SAMPLE_BOOKING: dict[str, Any] = {
+    "user_id": "mia_li_3668",
+    "origin": "JFK",
+    "destination": "ATL",
+    "flight_type": "one_way",
+    "cabin": "economy",
+    "flights": [{"flight_number": "HAT057", "date": "2024-05-20"}],
+    "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
+    "payment_methods": [{"payment_id": "credit_card_4421486", "amount": 221}],
+    "total_baggages": 1,
+    "nonfree_baggages": 1,
+    "insurance": "yes",
+}
 
 
 def median_seconds(fn: Callable[[], Any], repeat: int) -> float:
@@ -75,19 +89,7 @@ def run_benchmarks(repeat: int = 1000, task_id: str = "17") -> dict[str, float]:
     db, messages = gold_episode(task, base)
     grade(task, db, messages, "agent_stop")  # fills the gold cache once, like a live env
     view = base.fork()
-    booking = {
-        "user_id": "mia_li_3668",
-        "origin": "JFK",
-        "destination": "ATL",
-        "flight_type": "one_way",
-        "cabin": "economy",
-        "flights": [{"flight_number": "HAT057", "date": "2024-05-20"}],
-        "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
-        "payment_methods": [{"payment_id": "credit_card_4421486", "amount": 221}],
-        "total_baggages": 1,
-        "nonfree_baggages": 1,
-        "insurance": "yes",
-    }
+    booking = SAMPLE_BOOKING
     figures = {
         "fresh_episode_db_s": median_seconds(base.fork, repeat * 10),
         "get_user_details_s": median_seconds(

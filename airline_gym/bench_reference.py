@@ -300,7 +300,7 @@ def run_vs_reference(
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[Figure], dict[str, Any]]:
     """Measure both sides; returns the figures and the parity checks made on the way."""
-    from airline_gym.bench import gold_episode
+    from airline_gym.bench import SAMPLE_BOOKING, gold_episode
     from airline_gym.domain.database import load_pristine
     from airline_gym.domain.grading import grade
     from airline_gym.domain.tasks import load_task_set
@@ -345,19 +345,7 @@ def run_vs_reference(
         "nonfree_baggages": current["nonfree_baggages"],
         "payment_id": card,
     }
-    booking = {
-        "user_id": "mia_li_3668",
-        "origin": "JFK",
-        "destination": "ATL",
-        "flight_type": "one_way",
-        "cabin": "economy",
-        "flights": [{"flight_number": "HAT057", "date": "2024-05-20"}],
-        "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
-        "payment_methods": [{"payment_id": "credit_card_4421486", "amount": 221}],
-        "total_baggages": 1,
-        "nonfree_baggages": 1,
-        "insurance": "yes",
-    }
+    booking = SAMPLE_BOOKING
 
     with _stub_user_llm(ref):
         # episode reset
