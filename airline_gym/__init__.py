@@ -9,7 +9,7 @@
     env = gym.make("AirlineScripted-v0", task=17)
 """
 
-from airline_gym.registration import register_envs
+from airline_gym.env.registration import register_envs
 
 __version__ = "0.1.0"
 

@@ -4,7 +4,7 @@ This is what a group-based RL trainer runs at every step, with the policy served
 OpenAI-compatible endpoint (vLLM, SGLang, Ollama, a hosted API; called through litellm):
 
 1. pick a batch of tasks (``--tasks 17,18`` or ``--split train --batch 4``);
-2. play ``--group-size`` episodes of each task concurrently (``airline_gym.rollout``), each
+2. play ``--group-size`` episodes of each task concurrently (``airline_gym.harness.runner``), each
    rollout with its own seed, which also goes to the policy's sampler;
 3. turn the terminal rewards into group-relative advantages (``--advantage grpo``:
    ``(r - mean) / (std + 1e-4)``; ``rloo``: ``r - mean of the others``);
@@ -40,8 +40,8 @@ from typing import Any
 from airline_gym.agents import AgentError, LiteLLMAgent
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.env import AirlineEnv
-from airline_gym.export import group_advantages, write_jsonl
-from airline_gym.rollout import EpisodeResult, arun_episode
+from airline_gym.harness.export import group_advantages, write_jsonl
+from airline_gym.harness.runner import EpisodeResult, arun_episode
 from airline_gym.users.base import UserSimulatorError
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from airline_gym.agents import GoldAgent, LiteLLMAgent
 from airline_gym.domain.tasks import load_task_set
-from airline_gym.export import write_jsonl
+from airline_gym.harness.export import write_jsonl
 from airline_gym.integrations.ray_rollouts import collect
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from airline_gym.cli import COMMANDS, build_parser, main
+from airline_gym.cli.main import COMMANDS, build_parser, main
 from airline_gym.domain.tools import WRITE_TOOLS
-from airline_gym.evaluate import EvalConfig, evaluate
+from airline_gym.harness.evaluate import EvalConfig, evaluate
 from airline_gym.testing import OpenAIServer, Reply
 
 TAU3 = Path(__file__).resolve().parents[2] / "shared" / "reference" / "tau3-airline-tasks.json"

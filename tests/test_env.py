@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import airline_gym  # noqa: F401
 from airline_gym.agents import DONE, GoldAgent, text_message, tool_call_message
-from airline_gym.registration import ENV_SPECS
+from airline_gym.env.registration import ENV_SPECS
 
 ENVS_DIR = Path(__file__).resolve().parents[1] / "envs"
 OFFLINE_IDS = [i for i, s in ENV_SPECS.items() if not s["nondeterministic"]]
@@ -417,7 +417,7 @@ def test_bad_constructor_arguments_are_clear():
 
 
 def test_generated_call_ids_never_loop_or_collide_with_given_ones():
-    from airline_gym.actions import parse_action
+    from airline_gym.env.actions import parse_action
 
     message = {
         "role": "assistant",

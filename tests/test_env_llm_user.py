@@ -9,7 +9,7 @@ import pytest
 
 import airline_gym  # noqa: F401
 from airline_gym.agents import DONE, text_message
-from airline_gym.prompts import user_system_prompt
+from airline_gym.domain.prompts import user_system_prompt
 from airline_gym.testing.openai_server import OpenAIServer, Reply
 
 

@@ -17,14 +17,14 @@ import pytest
 
 from airline_gym.agents import LiteLLMAgent
 from airline_gym.env import AirlineEnv
-from airline_gym.evaluate import (
+from airline_gym.harness.evaluate import (
     EvalConfig,
     _ProgressDisplay,
     episode_seed,
     evaluate,
     run_episode,
 )
-from airline_gym.results import Results, pass_hat_k
+from airline_gym.harness.results import Results, pass_hat_k
 from airline_gym.testing import OpenAIServer, Reply
 from airline_gym.users import UserSimulator
 
@@ -320,7 +320,7 @@ def slow(self, observation, info):
     time.sleep(0.01)
     return act(self, observation, info)
 agents.GoldAgent.act = slow
-from airline_gym.cli import main
+from airline_gym.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 

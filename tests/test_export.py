@@ -10,14 +10,14 @@ import pytest
 
 from airline_gym.agents import GoldAgent, ScriptedAgent, text_message, tool_call_message
 from airline_gym.env import AirlineEnv
-from airline_gym.export import (
+from airline_gym.harness.export import (
     GRPO_EPS,
     episode_record,
     group_advantages,
     normalize_messages,
     write_jsonl,
 )
-from airline_gym.rollout import run_episodes
+from airline_gym.harness.runner import run_episodes
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from airline_gym.export import GRPO_EPS
+from airline_gym.harness.export import GRPO_EPS
 from airline_gym.testing import OpenAIServer, Reply
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "grpo_rollouts.py"

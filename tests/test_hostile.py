@@ -22,10 +22,10 @@ import pytest
 
 from airline_gym.agents import tool_call_message
 from airline_gym.domain.database import PRISTINE_DB_HASH, PristineDB, same_db
+from airline_gym.domain.prompts import STOP, TRANSFER
 from airline_gym.domain.toolbox import execute
 from airline_gym.env import AirlineEnv
-from airline_gym.prompts import STOP, TRANSFER
-from airline_gym.soak import full_pristine_hash
+from airline_gym.testing.soak import full_pristine_hash
 
 T = TypeVar("T")
 MB = 1_000_000

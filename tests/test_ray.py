@@ -18,10 +18,10 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from airline_gym.agents import GoldAgent, ScriptedAgent  # noqa: E402
-from airline_gym.env import AirlineEnv  # noqa: E402
-from airline_gym.export import episode_record  # noqa: E402
+from airline_gym.env.airline_env import AirlineEnv  # noqa: E402
+from airline_gym.harness.export import episode_record  # noqa: E402
+from airline_gym.harness.runner import run_episodes  # noqa: E402
 from airline_gym.integrations import ray_rollouts  # noqa: E402
-from airline_gym.rollout import run_episodes  # noqa: E402
 
 JOBS = [("17", 0), ("18", 1), ("3", 2), ("14", 3), ("17", 4)]
 ENV_KWARGS = {"user": "scripted", "max_steps": 100}

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from airline_gym.domain.toolbox import execute
-from airline_gym.regrade import (
+from airline_gym.harness.regrade import (
     RegradeResult,
     load_results,
     load_task_id_map,

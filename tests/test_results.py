@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from airline_gym.domain.grading import grade
-from airline_gym.results import (
+from airline_gym.harness.results import (
     RAW_ARGUMENTS,
     Results,
     compare,

@@ -12,7 +12,7 @@ import pytest
 import airline_gym  # noqa: F401
 from airline_gym.agents import GoldAgent, text_message
 from airline_gym.env import AirlineEnv
-from airline_gym.rollout import arun_episodes, run_episodes
+from airline_gym.harness.runner import arun_episodes, run_episodes
 from airline_gym.testing.openai_server import OpenAIServer, Reply
 
 

@@ -1,6 +1,6 @@
 """Soak and fuzz: seeded random agents for 100,000 env steps, plus hypothesis properties.
 
-The soak (``airline_gym.soak.run_soak``) checks at every step that nothing escapes
+The soak (``airline_gym.testing.soak.run_soak``) checks at every step that nothing escapes
 ``reset``/``step`` and that observations stay in the space, and at the end of every episode that
 the episode's DB equals a replay of its own calls on a fresh view while a twin env plays the same
 task interleaved with it. Here we add: the pristine DB is unchanged afterwards, and every value
@@ -26,7 +26,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airline_gym.agents import tool_call_message
-from airline_gym.bench_reference import Figure, format_table, markdown_table, reference_missing
 from airline_gym.data import FILE_SHA256, data_files
 from airline_gym.domain.database import (
     PRISTINE_DB_HASH,
@@ -41,7 +40,14 @@ from airline_gym.domain.database import (
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.tools import TOOLS
 from airline_gym.env import AirlineEnv
-from airline_gym.soak import (
+from airline_gym.env.spaces import AssistantMessageSpace, MessageListSpace
+from airline_gym.testing.bench_reference import (
+    Figure,
+    format_table,
+    markdown_table,
+    reference_missing,
+)
+from airline_gym.testing.soak import (
     ActionGenerator,
     Negative,
     ReferenceReplayer,
@@ -51,7 +57,6 @@ from airline_gym.soak import (
     replay_matches,
     run_soak,
 )
-from airline_gym.spaces import AssistantMessageSpace, MessageListSpace
 
 SOAK_STEPS = int(os.environ.get("AIRLINE_GYM_SOAK_STEPS", "50000"))  # per seed; two seeds
 LONG_SOAK_STEPS = int(os.environ.get("AIRLINE_GYM_LONG_SOAK_STEPS", "1000000"))  # per process
@@ -498,7 +503,7 @@ def _cli(*args: str, block_tau2: bool = False) -> subprocess.CompletedProcess[st
     code = "import sys\n"
     if block_tau2:
         code += "sys.modules['tau2'] = None  # as if the reference were not installed\n"
-    code += "from airline_gym.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+    code += "from airline_gym.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     return subprocess.run(
         [sys.executable, "-c", code, *args],

@@ -19,9 +19,9 @@ import typing
 
 import pytest
 
-from airline_gym.actions import DONE_SCHEMA
 from airline_gym.agents import tool_call_message
 from airline_gym.domain.schemas import tool_schemas
+from airline_gym.env.actions import DONE_SCHEMA
 from airline_gym.integrations.trl import (
     TRL_INSTRUCTIONS,
     AirlineToolEnv,

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from airline_gym.domain.prompts import GREETING, STOP, TRANSFER, is_user_stop, user_system_prompt
 from airline_gym.domain.tasks import Task, TaskSet, load_task_set
-from airline_gym.prompts import GREETING, STOP, TRANSFER, is_user_stop, user_system_prompt
 from airline_gym.testing import OpenAIServer, Reply
 from airline_gym.users import (
     USER_MODEL_ENV,

@@ -4,7 +4,7 @@ Needs the ``ray`` extra (``pip install "airline-gym[ray]"``). Each :class:`Rollo
 builds its :class:`~airline_gym.env.AirlineEnv` instances from plain-data keyword arguments and
 its agents from a picklable zero-argument factory (a class such as ``GoldAgent``, or
 ``functools.partial(LiteLLMAgent, "openai/my-model", api_base=...)``), and runs its share of
-the jobs concurrently with asyncio (:mod:`airline_gym.rollout`), reusing its envs::
+the jobs concurrently with asyncio (:mod:`airline_gym.harness.runner`), reusing its envs::
 
     from airline_gym.agents import AgentError, GoldAgent
     from airline_gym.integrations.ray_rollouts import collect
@@ -33,9 +33,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from airline_gym.agents import AgentError, GoldAgent
-from airline_gym.env import AirlineEnv
-from airline_gym.export import episode_record
-from airline_gym.rollout import EpisodeResult, arun_episode
+from airline_gym.env.airline_env import AirlineEnv
+from airline_gym.harness.export import episode_record
+from airline_gym.harness.runner import EpisodeResult, arun_episode
 
 __all__ = ["RolloutPool", "RolloutWorker", "collect"]
 
@@ -91,7 +91,7 @@ class RolloutWorker:
         return AirlineEnv(**self.env_kwargs)
 
     async def run(self, jobs: Sequence[Job], as_records: bool = False) -> list[Any]:
-        """Play ``jobs``; results (or :func:`~airline_gym.export.episode_record` dicts) in order."""
+        """Play ``jobs``; results (or JSON-ready records) in order."""
         gate = asyncio.Semaphore(self.concurrency)
 
         async def one(task_id: str | int | None, seed: int | None) -> Any:
@@ -179,8 +179,8 @@ def collect(
     """Play ``(task_id, seed)`` jobs on ``num_workers`` actors; results in job order.
 
     Calls ``ray.init(address=address, **init_kwargs)`` only when Ray is not initialised yet.
-    ``as_records=True`` returns JSON-ready dicts (:func:`~airline_gym.export.episode_record`)
-    instead of :class:`~airline_gym.rollout.EpisodeResult` objects. The actors are stopped
+    ``as_records=True`` returns JSON-ready dicts (:func:`airline_gym.harness.export.episode_record`)
+    instead of :class:`~airline_gym.harness.runner.EpisodeResult` objects. The actors are stopped
     at the end; use :class:`RolloutPool` to keep them between calls.
     """
     if not ray.is_initialized():

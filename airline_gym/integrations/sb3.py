@@ -71,9 +71,9 @@ from typing import TYPE_CHECKING, Any
 import gymnasium as gym
 import numpy as np
 
-from airline_gym.actions import DONE_TOOL
 from airline_gym.agents import text_message, tool_call_message
 from airline_gym.domain.tools import TOOLS
+from airline_gym.env.actions import DONE_TOOL
 from airline_gym.users.scripted import RESERVATION_ID_RE, USER_ID_RE
 
 if TYPE_CHECKING:

@@ -43,12 +43,12 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any, is_typeddict
 
-from airline_gym.actions import DONE_TOOL
+from airline_gym.domain.prompts import agent_system_prompt
 from airline_gym.domain.schemas import parameters, split_docstring, type_schema
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
 from airline_gym.domain.tools import FIELD_DESCRIPTIONS, TOOLS
-from airline_gym.env import AirlineEnv
-from airline_gym.prompts import agent_system_prompt
+from airline_gym.env.actions import DONE_TOOL
+from airline_gym.env.airline_env import AirlineEnv
 
 __all__ = [
     "TRL_INSTRUCTIONS",

@@ -42,11 +42,11 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
-from airline_gym.actions import DONE_SCHEMA
+from airline_gym.domain.prompts import agent_system_prompt
 from airline_gym.domain.schemas import tool_schemas
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
-from airline_gym.env import AirlineEnv
-from airline_gym.prompts import agent_system_prompt
+from airline_gym.env.actions import DONE_SCHEMA
+from airline_gym.env.airline_env import AirlineEnv
 
 __all__ = [
     "AirlineHooks",

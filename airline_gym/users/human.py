@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from airline_gym.domain.prompts import STOP, scenario_text
 from airline_gym.domain.tasks import Task
-from airline_gym.prompts import STOP, scenario_text
 from airline_gym.users.base import Dialogue, UserSimulator
 
 __all__ = ["HumanUser"]

@@ -7,9 +7,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from airline_gym.domain.prompts import user_system_prompt
 from airline_gym.domain.tasks import Task
 from airline_gym.llm import ChatReply, LiteLLMChatModel, LLMError, check_credentials
-from airline_gym.prompts import user_system_prompt
 from airline_gym.users.base import Dialogue, UserSimulator, UserSimulatorError
 
 __all__ = ["DEFAULT_USER_MODEL", "USER_MODEL_ENV", "LLMUser"]

@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from airline_gym.domain.prompts import STOP
 from airline_gym.domain.tasks import Task
-from airline_gym.prompts import STOP
 from airline_gym.users.base import Dialogue, UserSimulator
 
 __all__ = ["ReplayUser", "select_simulation"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from airline_gym.domain.prompts import STOP, TRANSFER
 from airline_gym.domain.tasks import Task
-from airline_gym.prompts import STOP, TRANSFER
 from airline_gym.users.base import Dialogue, UserSimulator
 
 __all__ = ["Profile", "ScriptedUser", "first_person"]

@@ -133,8 +133,8 @@ def env_figures(repeat: int, episodes: int = 200, live_envs: int = 1000) -> dict
 
     import airline_gym  # noqa: F401  (registers the envs)
     from airline_gym.agents import GoldAgent, tool_call_message
-    from airline_gym.env import AirlineEnv
-    from airline_gym.rollout import run_episodes
+    from airline_gym.env.airline_env import AirlineEnv
+    from airline_gym.harness.runner import run_episodes
 
     env = gym.make("AirlineScripted-v0", task=17)
     env.reset(seed=0)
@@ -203,7 +203,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="measure the reference (tau2, if installed) on the same work, side by side",
     )
-    from airline_gym import bench_reference
+    from airline_gym.testing import bench_reference
 
     bench_reference.add_arguments(parser)
 
@@ -213,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         raise ValueError("--repeat must be at least 1")
     if args.vs_reference:
-        from airline_gym import bench_reference
+        from airline_gym.testing import bench_reference
 
         return bench_reference.run(args)
     figures = run_benchmarks(args.repeat, str(args.task))

@@ -36,7 +36,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from airline_gym.actions import DONE_TOOL
 from airline_gym.domain.database import (
     TABLES,
     AirlineDB,
@@ -47,6 +46,7 @@ from airline_gym.domain.database import (
 )
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.tools import WRITE_TOOLS
+from airline_gym.env.actions import DONE_TOOL
 
 __all__ = [
     "ActionGenerator",
@@ -597,7 +597,7 @@ def run_soak(
     to its next task (cycling through all tasks) when both have finished. Raises
     :class:`SoakFailure` on the first failed check.
     """
-    from airline_gym.env import AirlineEnv
+    from airline_gym.env.airline_env import AirlineEnv
 
     base = load_pristine()
     envs = [AirlineEnv(user="scripted") for _ in range(2 * pairs)]

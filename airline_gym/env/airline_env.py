@@ -7,7 +7,7 @@ calls with a request; you answer with messages and tool calls (the 14 airline to
 must equal the one the task's gold actions produce, and the required facts must have been said.
 
 ## Action Space
-One assistant message per step (:class:`~airline_gym.spaces.AssistantMessageSpace`): an OpenAI
+One assistant message per step (:class:`~airline_gym.env.spaces.AssistantMessageSpace`): an OpenAI
 chat-completions dict ``{"role": "assistant", "content": ..., "tool_calls": [...]}`` (several
 tool calls run in order as one step), a litellm/OpenAI message object, or a tau2-gym string (a
 JSON tool call, ``get_user_details(user_id='x')``, or plain text for the customer). Calling
@@ -16,13 +16,13 @@ JSON tool call, ``get_user_details(user_id='x')``, or plain text for the custome
 message; both count as errors.
 
 ## Observation Space
-The new messages since the last action (:class:`~airline_gym.spaces.MessageListSpace`): tool
+The new messages since the last action (:class:`~airline_gym.env.spaces.MessageListSpace`): tool
 results ``{"role": "tool", "tool_call_id", "content"}`` and customer turns ``{"role": "user",
 "content"}``.
 
 ## Rewards
 0 on every step but the last, which carries the grade (``official``: DB check x communicate
-check, in {0, 1}). Opt-in: ``reward="partial"`` and ``error_penalty`` (see ``airline_gym.rewards``).
+check, in {0, 1}). Opt-in: ``reward="partial"`` and ``error_penalty`` (see ``env.rewards``).
 
 ## Episode End
 ``terminated`` when the customer stops (``###STOP###``/``###TRANSFER###``/``###OUT-OF-SCOPE###``:
@@ -43,16 +43,16 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 
-from airline_gym.actions import DONE_SCHEMA
 from airline_gym.domain.database import load_pristine
 from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
+from airline_gym.domain.prompts import agent_system_prompt
 from airline_gym.domain.schemas import tool_schemas
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, TaskSet, load_task_set, task_key
-from airline_gym.episode import Episode, Message
-from airline_gym.prompts import agent_system_prompt
-from airline_gym.render import transcript
-from airline_gym.rewards import RewardConfig
-from airline_gym.spaces import AssistantMessageSpace, MessageListSpace
+from airline_gym.env.actions import DONE_SCHEMA
+from airline_gym.env.episode import Episode, Message
+from airline_gym.env.render import transcript
+from airline_gym.env.rewards import RewardConfig
+from airline_gym.env.spaces import AssistantMessageSpace, MessageListSpace
 from airline_gym.users import UserSimulator, make_user
 
 TRUNCATING = frozenset({MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR})

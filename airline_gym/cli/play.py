@@ -25,9 +25,9 @@ import re
 import sys
 from typing import Any
 
-from airline_gym.actions import DONE_TOOL
 from airline_gym.domain.tasks import DEFAULT_TASK_SET
 from airline_gym.domain.tools import TOOLS
+from airline_gym.env.actions import DONE_TOOL
 
 _CALL = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*$", re.DOTALL)
 _DOC = __doc__ or ""
@@ -98,10 +98,10 @@ def show(messages: list[dict[str, Any]]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym play``."""
-    from airline_gym.demo import print_grade
-    from airline_gym.env import AirlineEnv
-    from airline_gym.evaluate import local_api_key
-    from airline_gym.prompts import scenario_text
+    from airline_gym.cli.demo import print_grade
+    from airline_gym.domain.prompts import scenario_text
+    from airline_gym.env.airline_env import AirlineEnv
+    from airline_gym.harness.evaluate import local_api_key
 
     if args.max_steps < 1:
         raise ValueError("--max-steps must be at least 1")

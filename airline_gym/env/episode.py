@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from airline_gym.actions import DONE_TOOL, ActionError, AgentMessage, parse_action
 from airline_gym.domain.database import AirlineDB
 from airline_gym.domain.grading import (
     AGENT_STOP,
@@ -28,9 +27,10 @@ from airline_gym.domain.grading import (
     Grade,
     grade,
 )
+from airline_gym.domain.prompts import GREETING, STOP, is_user_stop
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
-from airline_gym.prompts import GREETING, STOP, is_user_stop
+from airline_gym.env.actions import DONE_TOOL, ActionError, AgentMessage, parse_action
 from airline_gym.users.base import Dialogue, UserSimulator, UserSimulatorError
 
 Message = dict[str, Any]

@@ -17,9 +17,9 @@ import argparse
 import json
 import sys
 
-from airline_gym.commands import format_table
+from airline_gym.cli.formatting import format_table
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
-from airline_gym.results import is_success
+from airline_gym.harness.results import is_success
 
 AUDITED = ("noop", "transfer", "gold")
 
@@ -28,8 +28,8 @@ def audit(
     tasks: str = DEFAULT_TASK_SET, split: str = "base", seed: int = 0
 ) -> dict[str, list[str]]:
     """Agent name -> ids of the tasks it passes (``noop``, ``transfer``, ``gold``)."""
-    from airline_gym.env import AirlineEnv
-    from airline_gym.evaluate import builtin_agent, run_episode
+    from airline_gym.env.airline_env import AirlineEnv
+    from airline_gym.harness.evaluate import builtin_agent, run_episode
 
     task_set = load_task_set(tasks)
     ids = [t.id for t in task_set.split(split)]

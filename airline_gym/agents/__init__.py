@@ -16,10 +16,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from airline_gym.actions import DONE_TOOL
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, TaskSet, load_task_set
+from airline_gym.env.actions import DONE_TOOL
+from airline_gym.env.spaces import AssistantMessageSpace
 from airline_gym.llm import ChatReply, LiteLLMChatModel, LLMError, check_credentials
-from airline_gym.spaces import AssistantMessageSpace
 
 Action = dict[str, Any]
 

@@ -45,7 +45,7 @@ from airline_gym.agents import (
 )
 from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, TaskSet, load_task_set, task_key
-from airline_gym.results import (
+from airline_gym.harness.results import (
     JSONObject,
     Results,
     encode,
@@ -288,7 +288,7 @@ def _user_info(config: EvalConfig) -> JSONObject:
 
 def _run_info(config: EvalConfig, agent_info: JSONObject, ids: list[str]) -> JSONObject:
     from airline_gym import __version__
-    from airline_gym.prompts import policy
+    from airline_gym.domain.prompts import policy
 
     return {
         "git_commit": "",
@@ -357,7 +357,7 @@ def evaluate(
     called once with ``sim=None`` before the first episode, then after each simulation.
     Episodes run ``config.concurrency`` at a time, in threads.
     """
-    from airline_gym.env import AirlineEnv
+    from airline_gym.env.airline_env import AirlineEnv
 
     config = config or EvalConfig()
     config.validate()
@@ -677,7 +677,7 @@ def run(args: argparse.Namespace) -> int:
     task_set = load_task_set(config.tasks)
     _select(task_set, config)  # unknown ids: one line, before anything runs
     if config.user == "llm":  # fail fast, before any episode, when the customer cannot run
-        from airline_gym.env import AirlineEnv
+        from airline_gym.env.airline_env import AirlineEnv
 
         probe = AirlineEnv(
             tasks=config.tasks,
@@ -717,7 +717,7 @@ def run(args: argparse.Namespace) -> int:
             print("nothing to do: every simulation is already in the file")
         print(f"results: {out}")
     if args.plot:
-        from airline_gym.results import pass_hat_k, plot_pass_hat_k
+        from airline_gym.harness.results import pass_hat_k, plot_pass_hat_k
 
         label = args.agent_model or args.agent
         plot_pass_hat_k({label: pass_hat_k(results)}, args.plot, title=f"pass^k on {out.name}")

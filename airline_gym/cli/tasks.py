@@ -16,7 +16,7 @@ import argparse
 import json
 from typing import Any
 
-from airline_gym.commands import format_table, write_count
+from airline_gym.cli.formatting import format_table, write_count
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, TaskSet, load_task_set
 
 PURPOSE_WIDTH = 70

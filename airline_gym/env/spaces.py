@@ -16,8 +16,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from airline_gym.actions import DONE_SCHEMA, ActionError, parse_action
 from airline_gym.domain.schemas import tool_schemas
+from airline_gym.env.actions import DONE_SCHEMA, ActionError, parse_action
 
 OBSERVATION_ROLES = ("user", "tool", "system")
 _WORDS = (

@@ -15,8 +15,8 @@ import argparse
 import json
 from pathlib import Path
 
-from airline_gym.commands import format_table
-from airline_gym.results import Results, compare
+from airline_gym.cli.formatting import format_table
+from airline_gym.harness.results import Results, compare
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

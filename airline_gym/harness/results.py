@@ -29,11 +29,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from airline_gym.actions import DONE_TOOL
 from airline_gym.domain.grading import GRADED_TERMINATIONS, Grade
+from airline_gym.domain.prompts import STOP
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.transcript import decode_arguments
-from airline_gym.prompts import STOP
+from airline_gym.env.actions import DONE_TOOL
 
 __all__ = [
     "Comparison",

@@ -7,8 +7,8 @@ the same in every row (tool-call ``arguments`` are JSON strings, ``content`` is 
 null), so a file loads with Hugging Face ``datasets`` and serves directly as a TRL
 conversational dataset (``messages`` + ``tools`` columns)::
 
-    from airline_gym.export import write_jsonl
-    write_jsonl(results, "rollouts.jsonl")  # results: EpisodeResult list from airline_gym.rollout
+    from airline_gym.harness.export import write_jsonl
+    write_jsonl(results, "rollouts.jsonl")  # EpisodeResult list (harness.runner)
 
     from datasets import load_dataset
     ds = load_dataset("json", data_files="rollouts.jsonl", split="train")
@@ -26,7 +26,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
-from airline_gym.rollout import EpisodeResult
+from airline_gym.harness.runner import EpisodeResult
 
 __all__ = ["episode_record", "group_advantages", "normalize_messages", "write_jsonl"]
 

@@ -15,8 +15,8 @@ import argparse
 import json
 import textwrap
 
-from airline_gym.commands import call_text, write_count
-from airline_gym.commands.tasks import splits_of, task_record
+from airline_gym.cli.formatting import call_text, write_count
+from airline_gym.cli.tasks import splits_of, task_record
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
 from airline_gym.domain.tools import WRITE_TOOLS
 

@@ -300,13 +300,13 @@ def run_vs_reference(
     progress: Callable[[str], None] | None = None,
 ) -> tuple[list[Figure], dict[str, Any]]:
     """Measure both sides; returns the figures and the parity checks made on the way."""
-    from airline_gym.bench import SAMPLE_BOOKING, gold_episode
     from airline_gym.domain.database import load_pristine
     from airline_gym.domain.grading import grade
     from airline_gym.domain.tasks import load_task_set
     from airline_gym.domain.toolbox import execute
-    from airline_gym.env import AirlineEnv
-    from airline_gym.soak import ReferenceReplayer
+    from airline_gym.env.airline_env import AirlineEnv
+    from airline_gym.testing.bench import SAMPLE_BOOKING, gold_episode
+    from airline_gym.testing.soak import ReferenceReplayer
 
     say = progress or (lambda _text: None)
     ref = _import_reference()

@@ -12,15 +12,15 @@ from collections.abc import Sequence
 
 # subcommand name -> module with ``add_arguments(parser)`` and ``run(args) -> int``
 COMMANDS: dict[str, str] = {
-    "demo": "airline_gym.demo",
-    "eval": "airline_gym.evaluate",
-    "tasks": "airline_gym.commands.tasks",
-    "show": "airline_gym.commands.show",
-    "play": "airline_gym.commands.play",
-    "audit": "airline_gym.commands.audit",
-    "compare": "airline_gym.commands.compare",
-    "regrade": "airline_gym.regrade",
-    "bench": "airline_gym.bench",
+    "demo": "airline_gym.cli.demo",
+    "eval": "airline_gym.harness.evaluate",
+    "tasks": "airline_gym.cli.tasks",
+    "show": "airline_gym.cli.show",
+    "play": "airline_gym.cli.play",
+    "audit": "airline_gym.cli.audit",
+    "compare": "airline_gym.cli.compare",
+    "regrade": "airline_gym.harness.regrade",
+    "bench": "airline_gym.testing.bench",
 }
 
 

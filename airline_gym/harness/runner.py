@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from airline_gym.env import AirlineEnv
+from airline_gym.env.airline_env import AirlineEnv
 
 
 @dataclass

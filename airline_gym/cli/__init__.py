@@ -1,0 +1,5 @@
+"""The ``airline-gym`` command line: ``main`` dispatches to one module per command."""
+
+from airline_gym.cli.main import main
+
+__all__ = ["main"]

@@ -1,0 +1,7 @@
+"""``python -m airline_gym.cli``: the same as the ``airline-gym`` command."""
+
+import sys
+
+from airline_gym.cli.main import main
+
+sys.exit(main())

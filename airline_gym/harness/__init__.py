@@ -1,0 +1,1 @@
+"""Running episodes at scale: the episode runner, evaluation, results files, export and regrade."""
