@@ -22,7 +22,7 @@ import pytest
 
 from airline_gym import data
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 CACHE_REL = Path("airline-gym") / f"{data.DIST_NAME}-{data.DIST_VERSION}"
 
 # A user's first lines: make the env, play the gold episode of task 17, print the reward.

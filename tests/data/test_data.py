@@ -20,7 +20,7 @@ import pytest
 from airline_gym import data
 from airline_gym.data import DATA_FILE_NAMES, DataError, DataFiles, cache_dir, data_files
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 FIVE = DATA_FILE_NAMES[:-1]  # everything except agent_instruction.txt
 CHECKOUT_REL = {
     "db.json": "domains/airline/db.json",

@@ -76,7 +76,7 @@ def test_gold_episodes_on_two_workers_match_a_local_run(local_ray, tmp_path, cap
 
 
 def run_example(argv):
-    path = Path(__file__).resolve().parents[1] / "examples" / "ray_rollouts.py"
+    path = Path(__file__).resolve().parents[2] / "examples" / "ray_rollouts.py"
     spec = importlib.util.spec_from_file_location("ray_rollouts_example", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -28,7 +28,7 @@ from airline_gym.harness.results import Results, pass_hat_k
 from airline_gym.testing import OpenAIServer, Reply
 from airline_gym.users import UserSimulator
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NOOP_PASSES_TAU2 = {"0", "1", "4", "5", "6", "10", "13"}  # the first few of the 19
 TIMING = ("timestamp", "start_time", "end_time", "duration")
 

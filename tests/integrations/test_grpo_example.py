@@ -13,7 +13,7 @@ import pytest
 from airline_gym.harness.export import GRPO_EPS
 from airline_gym.testing import OpenAIServer, Reply
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "grpo_rollouts.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "grpo_rollouts.py"
 
 
 @pytest.fixture(scope="module")

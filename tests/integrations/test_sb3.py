@@ -21,7 +21,7 @@ from airline_gym.integrations.sb3 import (
     make_env,
 )
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sb3_ppo.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sb3_ppo.py"
 
 
 def _index(env: CandidateActionWrapper, name: str, **arguments: object) -> int:

@@ -279,7 +279,7 @@ def test_plot_writes_a_png(tmp_path):
 
 
 def test_recorded_tau2_file_loads_and_summarizes():
-    path = Path(__file__).resolve().parents[2] / "shared" / "trajectories"
+    path = Path(__file__).resolve().parents[3] / "shared" / "trajectories"
     path /= "t2old__lb-aide__claude-sonnet-4-5__user-gpt-4.1.json"
     if not path.is_file():
         pytest.skip("../shared/trajectories is absent")

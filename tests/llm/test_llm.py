@@ -277,7 +277,7 @@ def test_check_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_import_does_not_import_litellm() -> None:
     code = "import sys, airline_gym.llm; assert 'litellm' not in sys.modules, 'litellm imported'"
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60, cwd=root)
 
 

@@ -23,8 +23,8 @@ from airline_gym.harness.regrade import (
     run,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 TRAJECTORIES = SHARED / "trajectories"
 TAU3_TASKS = SHARED / "reference" / "tau3-airline-tasks.json"
 FIX_SUFFIX = "__task_id_fix.json"

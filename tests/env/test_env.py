@@ -18,7 +18,7 @@ import airline_gym  # noqa: F401
 from airline_gym.agents import DONE, GoldAgent, text_message, tool_call_message
 from airline_gym.env.registration import ENV_SPECS
 
-ENVS_DIR = Path(__file__).resolve().parents[1] / "envs"
+ENVS_DIR = Path(__file__).resolve().parents[2] / "envs"
 OFFLINE_IDS = [i for i, s in ENV_SPECS.items() if not s["nondeterministic"]]
 
 

@@ -30,7 +30,7 @@ from airline_gym.users import (
 )
 from airline_gym.users.scripted import first_person
 
-TRAJECTORIES = Path(__file__).resolve().parents[2] / "shared" / "trajectories"
+TRAJECTORIES = Path(__file__).resolve().parents[3] / "shared" / "trajectories"
 AIDE = TRAJECTORIES / "t2old__lb-aide__claude-sonnet-4-5__user-gpt-4.1.json"
 HANDOFF = "YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON."
 

@@ -511,7 +511,7 @@ def _cli(*args: str, block_tau2: bool = False) -> subprocess.CompletedProcess[st
         text=True,
         timeout=600,
         env=env,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=Path(__file__).resolve().parents[2],
     )
 
 
