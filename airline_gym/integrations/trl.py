@@ -2,14 +2,16 @@
 
 TRL's environment contract: a class with a zero-argument constructor, ``reset(**row) -> str``
 (called with every dataset column; the returned text is appended to the row's last prompt
-message), public methods that become the model's tools (from their type hints and Google-style
-docstrings), and optionally ``get_reward()``. :class:`AirlineToolEnv` exposes
+message), public methods that become the model's tools (transformers' ``get_json_schema`` reads
+their type hints and Google-style docstrings), and ``get_reward()``, which TRL registers as a
+reward function by itself (logged as ``rewards/AirlineToolEnv/mean``). :class:`AirlineToolEnv`
+exposes
 
-- the 14 airline tools as methods with the same names, arguments and descriptions as the
-  OpenAI schemas the env gives any other agent (generated from ``airline_gym.domain.tools``,
-  never copied by hand);
-- ``respond_to_user(message)``, the only way to talk to the customer (it returns the reply);
-- ``done()``, which ends the conversation and grades it.
+- the 14 airline tools and ``done`` as methods generated from the env's own tools array
+  (``AirlineEnv.tools``, the reference's schemas): same names, descriptions, argument names,
+  types, enums and required arguments;
+- ``respond_to_user(message)``, the only way to talk to the customer (it returns the reply),
+  because TRL's rollout ends at the first reply without a tool call.
 
 Each method call is one agent message against an :class:`~airline_gym.env.AirlineEnv`, so the
 episode, the customer and the grade (DB check x communicate check) are the env's own. A call
@@ -19,45 +21,50 @@ episode does::
 
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
-    from airline_gym.integrations.trl import airline_reward, dataset_rows, make_environment_factory
+    from airline_gym.integrations.trl import dataset_rows, make_environment_factory
 
     trainer = GRPOTrainer(
         model="Qwen/Qwen3-1.7B",
         train_dataset=Dataset.from_list(dataset_rows(split="train")),
-        reward_funcs=[airline_reward],
         environment_factory=make_environment_factory(user="llm", user_model="gpt-4.1"),
         args=GRPOConfig(max_completion_length=4096, num_generations=8),
     )
 
-The factory is plain data (picklable), as ``AsyncGRPOTrainer`` requires. TRL releases that
-register an environment's ``get_reward()`` as a reward function by themselves need no
-:func:`airline_reward` (passing both would count the reward twice); releases that predate that
-support list ``get_reward`` among the tools.
+No ``reward_funcs`` are needed: the reward is ``get_reward()``, once. The factory is plain data
+(picklable), as ``AsyncGRPOTrainer`` requires.
+
+What transformers' schema conversion cannot express (:func:`schema_gaps` lists it for the live
+schemas): ``title`` keys, ``$defs`` and ``additionalProperties``; list items that are objects
+become ``{"type": "object"}`` (their keys, types and descriptions are spelled out at the end
+of the argument's description instead); key order inside each property is transformers'.
 """
 
 from __future__ import annotations
 
 import inspect
 import itertools
-import typing
+import json
+import re
 from collections.abc import Callable, Sequence
-from typing import Any, is_typeddict
+from typing import Any, Literal
 
 from airline_gym.domain.prompts import agent_system_prompt
-from airline_gym.domain.schemas import parameters, split_docstring, type_schema
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
-from airline_gym.domain.tools import FIELD_DESCRIPTIONS, TOOLS
-from airline_gym.env.actions import DONE_TOOL
 from airline_gym.env.airline_env import AirlineEnv
 
 __all__ = [
+    "RESPOND_TOOL",
     "TRL_INSTRUCTIONS",
     "AirlineEnvironmentFactory",
     "AirlineToolEnv",
-    "airline_reward",
     "dataset_rows",
     "make_environment_factory",
+    "schema_gaps",
+    "trl_schema",
 ]
+
+JSONSchema = dict[str, Any]
+RESPOND_TOOL = "respond_to_user"
 
 #: Appended to the agent's system prompt: how to reach the customer through tools.
 TRL_INSTRUCTIONS = (
@@ -65,80 +72,126 @@ TRL_INSTRUCTIONS = (
     "message to the customer and its result is the customer's reply. Use the other tools to "
     "look up and change records. When the conversation is over, call the done tool."
 )
-_RETURNS = (
-    "The tool's result: text, or JSON for records and lists; a failed call returns a message "
-    "starting with 'Error:'."
-)
+_NEWLINES = re.compile(r"\s*\n+\s*")  # transformers joins argument lines the same way
+_SCALARS: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool}
 
 
-def _type_name(hint: Any) -> str:
-    schema = type_schema(hint)
-    return str(schema["type"])
+# --- tool methods from OpenAI schemas -------------------------------------------------------------
+def _resolve(schema: JSONSchema, defs: JSONSchema) -> JSONSchema:
+    """An item schema with ``$ref``/``anyOf`` resolved to its first concrete alternative."""
+    if "anyOf" in schema:
+        schema = schema["anyOf"][0]
+    if "$ref" in schema:
+        schema = defs[str(schema["$ref"]).rsplit("/", 1)[-1]]
+    return schema
 
 
-def _arg_doc(description: str, hint: Any) -> str:
-    """One-line argument description; list items of a TypedDict get their keys spelled out."""
-    items = typing.get_args(hint)
-    if typing.get_origin(hint) is list and items and is_typeddict(items[0]):
-        fields = typing.get_type_hints(items[0])
+def _hint(prop: JSONSchema, defs: JSONSchema) -> Any:
+    """The Python type hint whose transformers schema comes closest to ``prop``."""
+    if "enum" in prop:
+        return Literal[tuple(prop["enum"])]  # type: ignore[valid-type]
+    kind = prop.get("type")
+    if kind == "array":
+        items = _resolve(prop.get("items", {}), defs)
+        return list[_hint(items, defs)]  # type: ignore[misc]
+    if kind == "object" or "properties" in prop:
+        return dict
+    if kind not in _SCALARS:
+        raise TypeError(f"no type hint for the JSON schema {json.dumps(prop)[:200]}")
+    return _SCALARS[str(kind)]
+
+
+def _arg_doc(prop: JSONSchema, defs: JSONSchema) -> str:
+    """One-line argument text; object list items get their keys spelled out (no other place)."""
+    description = _NEWLINES.sub(" ", str(prop.get("description", "")).strip())
+    items = _resolve(prop.get("items", {}), defs) if prop.get("type") == "array" else {}
+    if items.get("properties"):
         keys = "; ".join(
-            f"{key} ({_type_name(h)}) - {FIELD_DESCRIPTIONS[key].rstrip('.')}"
-            for key, h in fields.items()
+            f"{key} ({field.get('type', 'any')}) - {str(field.get('description', '')).rstrip('.')}"
+            for key, field in items["properties"].items()
         )
         description = f"{description} Each item is an object with these keys: {keys}."
-    return " ".join(description.split())
+    return description
 
 
-def _docstring(description: str, params: dict[str, Any], arg_docs: dict[str, str]) -> str:
-    lines = [" ".join(description.split())]
-    if params:
+def _docstring(function: JSONSchema) -> str:
+    """A Google-style docstring: the description verbatim, then one ``Args:`` line each."""
+    params = function.get("parameters", {})
+    defs = params.get("$defs", {})
+    lines = [str(function.get("description", "")).strip()]
+    if params.get("properties"):
         lines += ["", "Args:"]
-        lines += [f"    {name}: {_arg_doc(arg_docs[name], hint)}" for name, hint in params.items()]
-    lines += ["", "Returns:", f"    {_RETURNS}"]
+        lines += [f"    {k}: {_arg_doc(p, defs)}" for k, p in params["properties"].items()]
     return "\n".join(lines)
 
 
-def _tool_method(name: str) -> Callable[..., str]:
-    """A method with the tool's typed signature and docstring that runs it in the episode."""
-    func = TOOLS[name]
-    description, arg_docs = split_docstring(func)
-    params = parameters(func)
+def _tool_method(function: JSONSchema) -> Callable[..., str]:
+    """A method with the tool's typed signature and docstring that runs it in the episode.
+
+    No return hint: transformers would add a ``return`` entry the reference's schema lacks.
+    """
+    name = str(function["name"])
+    params = function.get("parameters", {})
+    defs = params.get("$defs", {})
+    required = set(params.get("required", []))
+    hints = {arg: _hint(prop, defs) for arg, prop in params.get("properties", {}).items()}
     signature = inspect.Signature(
         [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
         + [
-            inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=hint)
-            for p, hint in params.items()
-        ],
-        return_annotation=str,
+            inspect.Parameter(
+                arg,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                annotation=hint,
+                **({} if arg in required else {"default": None}),
+            )
+            for arg, hint in hints.items()
+        ]
     )
 
     def method(self: AirlineToolEnv, *args: Any, **kwargs: Any) -> str:
-        if args:  # positional arguments follow the signature; anything odd goes to the env
-            for key, value in zip(params, args, strict=False):
-                kwargs.setdefault(key, value)
+        # positional arguments follow the signature; wrong names or types go to the env as they
+        # are, which answers with the tool's own error message
+        for key, value in zip(hints, args, strict=False):
+            kwargs.setdefault(key, value)
         return self._call_tool(name, kwargs)
 
     method.__name__ = name
     method.__qualname__ = f"AirlineToolEnv.{name}"
-    method.__doc__ = _docstring(description, params, arg_docs)
-    method.__annotations__ = {**params, "return": str}
+    method.__doc__ = _docstring(function)
+    method.__annotations__ = dict(hints)
     method.__signature__ = signature  # type: ignore[attr-defined]
     return method
 
 
+def _install_tools(tools: Sequence[JSONSchema]) -> None:
+    """Give :class:`AirlineToolEnv` one method per tool schema (once: the texts are fixed)."""
+    if AirlineToolEnv._tool_names:
+        return
+    names = []
+    for schema in tools:
+        function = schema["function"]
+        setattr(AirlineToolEnv, function["name"], _tool_method(function))
+        names.append(function["name"])
+    AirlineToolEnv._tool_names = tuple(names)
+
+
+# --- the environment ------------------------------------------------------------------------------
 class AirlineToolEnv:
     """One airline episode at a time, driven through tool methods (see the module docstring).
 
     Keyword arguments go to :class:`~airline_gym.env.AirlineEnv` (``user``, ``user_model``,
-    ``user_llm_args``, ``tasks``, ``split``, ``max_steps``, ...); the env is built on the
-    first :meth:`reset` and reused. After each call, ``reward`` holds the episode's reward so
-    far (the grade once it has ended), ``info`` the env's latest info dict and ``task_id`` the
-    current task. Every public method other than ``reset`` and ``get_reward`` is a tool.
+    ``user_llm_args``, ``tasks``, ``split``, ``max_steps``, ...); the env is built here and reused
+    across resets. After each call, ``reward`` holds the episode's reward so far (the grade once
+    it has ended), ``info`` the env's latest info dict and ``task_id`` the current task. Every
+    public method other than ``reset`` and ``get_reward`` is a tool.
     """
+
+    _tool_names: tuple[str, ...] = ()
 
     def __init__(self, **env_kwargs: Any) -> None:
         self.env_kwargs = dict(env_kwargs)
-        self._env: AirlineEnv | None = None
+        self.env = AirlineEnv(**self.env_kwargs)
+        _install_tools(self.env.tools)
         self._ids = itertools.count()
         self._over = True
         self.reward = 0.0
@@ -153,16 +206,14 @@ class AirlineToolEnv:
         TRL passes every dataset column; the others (``prompt``, ...) are ignored. Returns the
         customer's opening message.
         """
-        if self._env is None:
-            self._env = AirlineEnv(**self.env_kwargs)
         options = None if task_id is None else {"task": task_id}
         seed = None if seed is None else int(seed)
-        observation, info = self._env.reset(seed=seed, options=options)
+        observation, info = self.env.reset(seed=seed, options=options)
         self._ids = itertools.count()
         self.reward = 0.0
         self.info = info
         self.task_id = info["task_id"]
-        self._over = self._env.episode is not None and self._env.episode.done
+        self._over = self.env.episode is not None and self.env.episode.done
         if self._over:  # the customer failed before saying anything
             self.reward = float(info.get("reward_info", {}).get("reward", 0.0))
             return f"(The customer could not start the conversation: {info.get('error', '')})"
@@ -173,23 +224,12 @@ class AirlineToolEnv:
 
         Args:
             message: Your message to the customer.
-
-        Returns:
-            The customer's reply. It contains ###STOP### when the customer ends the conversation.
         """
         observation = self._step({"role": "assistant", "content": message})
         replies = [m["content"] for m in observation if m.get("role") == "user"]
         if replies:
             return "\n".join(replies)
         return "(The conversation is over.)"
-
-    def done(self) -> str:
-        """Call this when the conversation is over and you are done with the task.
-
-        Returns:
-            A confirmation that the conversation has ended.
-        """
-        return self._call_tool(DONE_TOOL, {})
 
     def get_reward(self) -> float:
         """The episode's reward: its grade once it has ended, 0 while it is still running."""
@@ -216,21 +256,16 @@ class AirlineToolEnv:
         )
 
     def _step(self, action: dict[str, Any]) -> list[dict[str, Any]]:
-        if self._env is None:
+        if self.env.episode is None:
             raise ValueError("Call reset() before any tool.")
         if self._over:
             reason = self.info.get("termination_reason")
             raise ValueError(f"The conversation is over ({reason}); no more actions are possible.")
-        observation, reward, terminated, truncated, info = self._env.step(action)
+        observation, reward, terminated, truncated, info = self.env.step(action)
         self.info = info
         self._over = terminated or truncated
         self.reward += reward
         return observation
-
-
-for _name in TOOLS:
-    setattr(AirlineToolEnv, _name, _tool_method(_name))
-del _name
 
 
 class AirlineEnvironmentFactory:
@@ -255,11 +290,6 @@ class AirlineEnvironmentFactory:
 def make_environment_factory(**env_kwargs: Any) -> AirlineEnvironmentFactory:
     """TRL's ``environment_factory`` for an AirlineEnv built with ``env_kwargs`` (plain data)."""
     return AirlineEnvironmentFactory(**env_kwargs)
-
-
-def airline_reward(environments: Sequence[AirlineToolEnv], **kwargs: Any) -> list[float]:
-    """A TRL reward function reading each environment's reward (``reward_funcs=[...]``)."""
-    return [env.get_reward() for env in environments]
 
 
 def dataset_rows(
@@ -298,3 +328,67 @@ def dataset_rows(
                 }
             )
     return rows
+
+
+# --- how close the model's tools come to the reference's ------------------------------------------
+def trl_schema(method: Callable[..., Any]) -> JSONSchema:
+    """The OpenAI schema transformers builds from one tool method (what TRL renders)."""
+    from transformers.utils import get_json_schema
+
+    return get_json_schema(method)
+
+
+def _strip(schema: Any, defs: JSONSchema) -> Any:
+    """``schema`` without what transformers cannot express; object items become bare objects."""
+    if isinstance(schema, list):
+        return [_strip(item, defs) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if "anyOf" in schema or "$ref" in schema:
+        return {"type": _resolve(schema, defs).get("type", "object")}
+    out = {}
+    for key, value in schema.items():
+        if key in ("title", "$defs", "additionalProperties"):
+            continue
+        if key == "properties":
+            out[key] = {name: _strip(prop, defs) for name, prop in value.items()}
+        elif key == "items" and _resolve(value, defs).get("type") == "object":
+            out[key] = {"type": "object"}
+        else:
+            out[key] = _strip(value, defs)
+    return out
+
+
+def schema_gaps(reference: JSONSchema, ours: JSONSchema) -> list[str]:
+    """Where the schema TRL renders (``ours``) differs from the ``reference`` tool schema.
+
+    Returns one line per difference beyond the ones transformers cannot avoid (titles,
+    ``$defs``, ``additionalProperties``, object list items, key order) and the spelled-out item
+    keys at the end of an argument's description. Empty: as close as TRL allows.
+    """
+    ref_fn, our_fn = reference["function"], ours["function"]
+    defs = ref_fn.get("parameters", {}).get("$defs", {})
+    expected = _strip(ref_fn, defs)
+    got = json.loads(json.dumps(our_fn))
+    gaps = []
+    for key in ("name", "description"):
+        if expected.get(key) != got.get(key):
+            gaps.append(f"{key}: {got.get(key)!r} != {expected.get(key)!r}")
+    want_params, got_params = expected.get("parameters", {}), got.get("parameters", {})
+    if want_params.get("required", []) != got_params.get("required", []):
+        gaps.append(f"required: {got_params.get('required')} != {want_params.get('required')}")
+    want_props, got_props = want_params.get("properties", {}), got_params.get("properties", {})
+    if list(want_props) != list(got_props):
+        gaps.append(f"arguments: {list(got_props)} != {list(want_props)}")
+    for arg in set(want_props) & set(got_props):
+        want, have = dict(want_props[arg]), dict(got_props[arg])
+        text = _arg_doc(ref_fn["parameters"]["properties"][arg], defs)
+        if have.pop("description", None) != text:
+            gaps.append(f"{arg}: description differs")
+        want.pop("description", None)
+        if want != have:
+            gaps.append(f"{arg}: {have} != {want}")
+    extra = set(got) - {"name", "description", "parameters"}
+    if extra:
+        gaps.append(f"extra keys: {sorted(extra)}")
+    return gaps

@@ -1,9 +1,7 @@
-"""The TRL environment_factory and verifiers MultiTurnEnv adapters, driven as those libraries do.
+"""The verifiers MultiTurnEnv hooks, driven as verifiers' pre-0.4 loop did.
 
-Neither library is installed here (both pull torch/transformers), so the drivers below follow
-their documented loops: TRL calls ``reset(**row)``, then tool methods by name with keyword
-arguments, then reads the reward; verifiers runs ``setup_state``, then alternates model replies
-with ``env_response`` until a stop condition fires, then scores the state.
+The driver below follows that loop: ``setup_state``, then model replies alternating with
+``env_response`` until a stop condition fires, then the rubric scores the state.
 """
 
 from __future__ import annotations
@@ -12,152 +10,14 @@ import asyncio
 import copy
 import inspect
 import json
-import pickle
-import re
 import sys
-import typing
 
 import pytest
 
 from airline_gym.agents import tool_call_message
-from airline_gym.domain.schemas import tool_schemas
-from airline_gym.env.actions import DONE_SCHEMA
-from airline_gym.integrations.trl import (
-    TRL_INSTRUCTIONS,
-    AirlineToolEnv,
-    airline_reward,
-    dataset_rows,
-    make_environment_factory,
-)
 from airline_gym.integrations.verifiers import AirlineVerifiersEnv
 from airline_gym.integrations.verifiers import airline_reward as vf_reward
 from airline_gym.integrations.verifiers import dataset_rows as vf_rows
-
-# --- TRL ---------------------------------------------------------------------------------------
-
-
-def trl_tools(env) -> dict:
-    """TRL's discovery rule: public bound methods other than reset and get_reward."""
-    return {
-        name: member
-        for name, member in inspect.getmembers(env, predicate=inspect.ismethod)
-        if name not in ("reset", "get_reward") and not name.startswith("_")
-    }
-
-
-# transformers.utils.chat_template_utils' Google-docstring parsing, for when it is absent
-_DESCRIPTION = re.compile(r"^(.*?)[\n\s]*(Args:|Returns:|Raises:|\Z)", re.DOTALL)
-_ARGS = re.compile(r"\n\s*Args:\n\s*(.*?)[\n\s]*(Returns:|Raises:|\Z)", re.DOTALL)
-_ARG_SPLIT = re.compile(r"(?:^|\n)\s*(\w+):\s*(.*?)\s*(?=\n\s*\w+:|\Z)", re.DOTALL)
-
-
-def hint_schema(hint) -> dict:
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin is typing.Literal:
-        return {"type": "string", "enum": list(args)}
-    if origin is list:
-        return {"type": "array", "items": hint_schema(args[0])}
-    return {str: {"type": "string"}, int: {"type": "integer"}}.get(hint, {"type": "object"})
-
-
-def json_schema(method) -> dict:
-    """get_json_schema(method) from transformers if installed, else the same rules here."""
-    try:
-        from transformers.utils import get_json_schema
-    except ImportError:
-        pass
-    else:
-        return get_json_schema(method)
-    doc = inspect.getdoc(method)
-    assert doc, f"{method.__name__} has no docstring"
-    hints = typing.get_type_hints(method)
-    signature = inspect.signature(method)
-    properties, required = {}, []
-    args_match = _ARGS.search(doc)
-    arg_docs = dict(_ARG_SPLIT.findall(args_match.group(1))) if args_match else {}
-    for name, param in signature.parameters.items():
-        assert param.annotation is not inspect.Parameter.empty, f"{name} lacks a type hint"
-        assert name in arg_docs, f"{method.__name__}: no description for {name!r}"
-        properties[name] = {**hint_schema(hints[name]), "description": arg_docs[name]}
-        if param.default is inspect.Parameter.empty:
-            required.append(name)
-    parameters = {"type": "object", "properties": properties}
-    if required:
-        parameters["required"] = required
-    description = _DESCRIPTION.search(doc).group(1).strip()
-    return {"type": "function", "function": {"name": method.__name__, "description": description,
-                                             "parameters": parameters}}  # fmt: skip
-
-
-def test_trl_tools_mirror_the_env_tool_schemas():
-    env = AirlineToolEnv(user="scripted")
-    tools = trl_tools(env)
-    ours = {s["function"]["name"]: s["function"] for s in [*tool_schemas(), DONE_SCHEMA]}
-    assert set(tools) == set(ours) | {"respond_to_user"}
-    for name, method in tools.items():
-        schema = json_schema(method)["function"]
-        assert schema["name"] == name
-        if name == "respond_to_user":
-            assert schema["parameters"]["required"] == ["message"]
-            continue
-        reference = ours[name]
-        assert schema["description"] == " ".join(reference["description"].split())
-        params, ref_params = schema["parameters"], reference["parameters"]
-        assert params.get("required", []) == ref_params["required"]
-        assert list(params["properties"]) == list(ref_params["properties"])
-        for arg, prop in params["properties"].items():
-            ref = ref_params["properties"][arg]
-            assert prop["type"] == ref["type"]
-            assert prop.get("enum") == ref.get("enum")
-            assert prop["description"].startswith(" ".join(ref["description"].split()))
-            if ref["type"] == "array" and ref["items"]["type"] == "object":
-                for key in ref["items"]["properties"]:  # item keys spelled out for the model
-                    assert key in prop["description"]
-        assert typing.get_type_hints(method)["return"] is str
-
-
-def test_trl_gold_episode_scores_1(tau2_tasks):
-    factory = pickle.loads(pickle.dumps(make_environment_factory(user="scripted")))
-    env = factory()
-    row = dataset_rows(task_ids=["17"])[0]
-    assert row["prompt"][0]["content"].endswith(TRL_INSTRUCTIONS)
-    prompt = copy.deepcopy(row["prompt"])
-    prompt[-1]["content"] += env.reset(**row)  # what GRPOTrainer does with the observation
-    assert "Omar Rossi" in prompt[-1]["content"] and env.task_id == "17"
-    assert env.get_reward() == 0.0
-    reply = env.respond_to_user("Sure. Which reservation would you like to change?")
-    assert isinstance(reply, str) and reply
-    assert env.get_user_details(user_id="nobody").startswith("Error: ")  # errors are results
-    for action in tau2_tasks["17"].actions:
-        result = trl_tools(env)[action.name](**action.arguments)
-        assert json.loads(result)["reservation_id"] == "FQ8APE"
-    assert env.get_reward() == 0.0  # still running
-    assert env.done() == "Conversation ended by the agent."
-    assert env.get_reward() == 1.0 and airline_reward([env]) == [1.0]
-    assert env.info["reward_info"]["db_match"] is True
-    with pytest.raises(ValueError, match="over"):
-        env.calculate(expression="1 + 1")
-
-
-def test_trl_env_is_reused_across_resets_and_scores_failures_0():
-    env = make_environment_factory(user="scripted")()
-    env.reset(task_id="17", seed=1)
-    assert env.done() and env.get_reward() == 0.0  # no changes made: DB check fails
-    env.reset(task_id=3, seed=2)  # pooled instance, new episode
-    assert env.task_id == "3" and env.get_reward() == 0.0
-    assert env.calculate("2 + 2") == "4.0"  # positional arguments work too
-    env.reset(task_id="3")
-    assert env.get_reward() == 0.0  # unfinished episodes score 0
-    with pytest.raises(ValueError, match="reset"):
-        AirlineToolEnv().calculate(expression="1")
-
-
-def test_trl_dataset_rows():
-    rows = dataset_rows(split="train", repeats=2, seed=100)
-    assert len(rows) == 60 and rows[0]["seed"] == 100 and rows[-1]["seed"] == 159
-    assert rows[0]["task_id"] == rows[30]["task_id"]
-    assert [m["role"] for m in rows[0]["prompt"]] == ["system", "user"]
-
 
 # --- verifiers ---------------------------------------------------------------------------------
 
