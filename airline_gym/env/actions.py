@@ -22,8 +22,10 @@ from airline_gym.domain.validation import short_repr
 __all__ = ["DONE_TOOL", "ActionError", "AgentMessage", "ToolCall", "parse_action"]
 _FUNCTIONAL = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*$", re.DOTALL)
 MAX_ACTION_CHARS = 1_000_000
-#: Longest tool name or call id read (OpenAI allows 64-character names); longer is an error.
+#: Longest tool name read (OpenAI allows 64 characters); a longer one is an invalid action.
 MAX_NAME_CHARS = 256
+#: Longest argument text read (room for a megabyte in each string argument).
+MAX_ARGUMENT_CHARS = 4_000_000
 
 
 class ActionError(ValueError):
@@ -118,10 +120,10 @@ def _from_message(message: Any, new_id: Any) -> AgentMessage:
         _check_size("tool name", name, MAX_NAME_CHARS)
         call_id = _get(raw, "id")
         if isinstance(call_id, str):
-            _check_size("tool call id", call_id, MAX_NAME_CHARS)
+            _check_size("tool call id", call_id, MAX_ACTION_CHARS)
         arguments = _get(source, "arguments")
         if isinstance(arguments, (str, bytes)):
-            _check_size("tool call arguments", arguments, MAX_ACTION_CHARS)
+            _check_size("tool call arguments", arguments, MAX_ARGUMENT_CHARS)
         if not isinstance(call_id, str) or not call_id or call_id in seen:
             call_id = new_id()
             for suffix in itertools.count(1):  # never reuse an id the agent chose
