@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "compare": "airline_gym.cli.compare",
     "regrade": "airline_gym.harness.regrade",
     "bench": "airline_gym.testing.bench",
+    "serve": "airline_gym.cli.serve",
 }
 
 

@@ -333,7 +333,7 @@ def dataset_rows(
 # --- how close the model's tools come to the reference's ------------------------------------------
 def trl_schema(method: Callable[..., Any]) -> JSONSchema:
     """The OpenAI schema transformers builds from one tool method (what TRL renders)."""
-    from transformers.utils import get_json_schema
+    from transformers.utils import get_json_schema  # type: ignore[import-not-found,unused-ignore]
 
     return get_json_schema(method)
 
