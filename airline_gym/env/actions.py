@@ -3,6 +3,13 @@
 Accepted: an OpenAI chat-completions assistant message dict (canonical), litellm/OpenAI message
 objects, a bare tool-call dict ``{"name", "arguments"}``, and tau2-gym strings (a JSON tool call,
 the functional form ``get_user_details(user_id='x')``, or plain text to the user).
+
+A string that looks like a tool call but does not parse becomes a tool call whose result is an
+error (it costs an error, as any failed call), in both protocols: a JSON object naming a
+``"name"`` that is not valid JSON, a known tool's name opening a call that never closes
+(``get_user_details(user_id=``) or whose arguments are not literals, and a snake_case call of
+an unknown tool (``bogus_tool(x=1)``: "Tool ... not found"). The reference's gym sends all of
+these to the customer as text (spec §8); we answer them as the failed calls they are.
 """
 
 from __future__ import annotations
@@ -11,24 +18,24 @@ import ast
 import itertools
 import json
 import re
-import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from airline_gym.domain.schemas import DONE_TOOL
 from airline_gym.domain.tools import TOOLS
+from airline_gym.domain.validation import short_repr
 
-DONE_TOOL = "done"
-DONE_SCHEMA: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": DONE_TOOL,
-        "description": "Call this when the conversation is over and you are done with the task.",
-        "parameters": {"type": "object", "properties": {}, "required": []},
-    },
-}
+__all__ = ["DONE_TOOL", "ActionError", "AgentMessage", "ToolCall", "parse_action"]
 _FUNCTIONAL = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*$", re.DOTALL)
+_CALL_START = re.compile(r"^(\w+)\s*\(")
+_SNAKE_CALL = re.compile(r"^[a-z_][a-z0-9_]*\(")  # an unknown tool is read only in this spelling
+_JSON_NAME = re.compile(r'"name"\s*:\s*"(\w+)"')
 MAX_ACTION_CHARS = 1_000_000
+#: Longest tool name read (OpenAI allows 64 characters); a longer one is an invalid action.
+MAX_NAME_CHARS = 256
+#: Longest argument text read (room for a megabyte in each string argument).
+MAX_ARGUMENT_CHARS = 4_000_000
 
 
 class ActionError(ValueError):
@@ -42,15 +49,19 @@ class ToolCall:
     id: str
     name: str
     arguments: Any
+    #: Set when the call could not be read: it is not run, its result is ``Error: {error}``.
+    error: str | None = None
 
     def arguments_json(self) -> str:
         """Arguments as the JSON string OpenAI messages carry."""
+        if self.error is not None:
+            return "{}"
         if isinstance(self.arguments, str):
             return self.arguments
         try:
             return json.dumps(self.arguments)
-        except (TypeError, ValueError, RecursionError):  # not JSON data, or nested too deeply
-            return json.dumps(reprlib.repr(self.arguments))
+        except (TypeError, ValueError, RecursionError):  # not JSON data, too deep, huge ints
+            return json.dumps(short_repr(self.arguments, 200))
 
 
 @dataclass(frozen=True)
@@ -120,7 +131,13 @@ def _from_message(message: Any, new_id: Any) -> AgentMessage:
         name = _get(source, "name")
         if not isinstance(name, str) or not name:
             raise ActionError("every tool call needs a function name")
+        _check_size("tool name", name, MAX_NAME_CHARS)
         call_id = _get(raw, "id")
+        if isinstance(call_id, str):
+            _check_size("tool call id", call_id, MAX_ACTION_CHARS)
+        arguments = _get(source, "arguments")
+        if isinstance(arguments, (str, bytes)):
+            _check_size("tool call arguments", arguments, MAX_ARGUMENT_CHARS)
         if not isinstance(call_id, str) or not call_id or call_id in seen:
             call_id = new_id()
             for suffix in itertools.count(1):  # never reuse an id the agent chose
@@ -129,10 +146,15 @@ def _from_message(message: Any, new_id: Any) -> AgentMessage:
                 candidate = new_id()
                 call_id = candidate if candidate != call_id else f"{candidate}_{suffix}"
         seen.add(call_id)
-        calls.append(ToolCall(call_id, name, _get(source, "arguments")))
+        calls.append(ToolCall(call_id, name, arguments))
     if not calls and not (content and content.strip()):
         raise ActionError("empty action: send text to the user, or one or more tool calls")
     return AgentMessage(content, tuple(calls))
+
+
+def _check_size(what: str, value: str | bytes, limit: int) -> None:
+    if len(value) > limit:
+        raise ActionError(f"{what} too long ({len(value):,} characters; at most {limit:,})")
 
 
 def _literal(node: ast.expr) -> Any:
@@ -148,11 +170,20 @@ def _from_functional(name: str, body: str, new_id: Any) -> AgentMessage:
         if call.args:
             raise ActionError(f"{name}(...): pass arguments by name, like {name}(user_id='...')")
         arguments = {kw.arg: _literal(kw.value) for kw in call.keywords if kw.arg}
-    except ActionError:
-        raise
+    except ActionError as exc:
+        return _unreadable(name, str(exc), new_id)
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as exc:
-        raise ActionError(f"could not parse the call {name}(...): {exc}") from None
+        return _unreadable(name, f"could not parse the call {name}(...): {exc}", new_id)
     return AgentMessage(None, (ToolCall(new_id(), name, arguments),))
+
+
+def _unreadable(name: str, error: str, new_id: Any) -> AgentMessage:
+    """A tool call that could not be read: it is answered with ``Error: {error}``."""
+    return AgentMessage(None, (ToolCall(new_id(), name, None, error),))
+
+
+def _known(name: str) -> bool:
+    return name in TOOLS or name == DONE_TOOL
 
 
 def _from_string(text: str, new_id: Any) -> AgentMessage:
@@ -166,9 +197,17 @@ def _from_string(text: str, new_id: Any) -> AgentMessage:
             data = None
         if isinstance(data, dict):
             return parse_action(data, new_id)
+        named = _JSON_NAME.search(stripped)
+        if data is None and named:
+            name = named.group(1)
+            return _unreadable(name, f"could not parse the tool call {name} (invalid JSON)", new_id)
     match = _FUNCTIONAL.match(text)
-    if match and (match.group(1) in TOOLS or match.group(1) == DONE_TOOL):
+    if match and (_known(match.group(1)) or _SNAKE_CALL.match(stripped)):
         return _from_functional(match.group(1), match.group(2), new_id)
+    opening = _CALL_START.match(stripped)
+    if opening and _known(opening.group(1)):
+        name = opening.group(1)
+        return _unreadable(name, f"could not parse the call {name}(...): no closing ')'", new_id)
     return AgentMessage(text, ())
 
 

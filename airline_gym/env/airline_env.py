@@ -2,18 +2,21 @@
 
 ## Description
 You are the airline's customer-service agent. Each episode is one task: a simulated customer
-calls with a request; you answer with messages and tool calls (the 14 airline tools plus
-``done``), following the airline policy. The reward is tau2-bench's: at the end, the database
-must equal the one the task's gold actions produce, and the required facts must have been said.
+calls with a request; you answer with messages and tool calls (the 14 airline tools, plus
+``done`` under the default ``gym`` protocol), following the airline policy. The reward is
+tau2-bench's: at the end, the database must equal the one the task's gold actions produce, and
+the required facts must have been said.
 
 ## Action Space
 One assistant message per step (:class:`~airline_gym.env.spaces.AssistantMessageSpace`): an OpenAI
 chat-completions dict ``{"role": "assistant", "content": ..., "tool_calls": [...]}`` (several
 tool calls run in order as one step), a litellm/OpenAI message object, or a tau2-gym string (a
-JSON tool call, ``get_user_details(user_id='x')``, or plain text for the customer). Calling
-``done`` ends the episode (``agent_stop``). A malformed action never raises: bad tool calls get
-``Error: ...`` tool results and an action that is not a message at all gets a ``system`` error
-message; both count as errors.
+JSON tool call, ``get_user_details(user_id='x')``, or plain text for the customer). Under
+``protocol="gym"`` (default), calling ``done`` or writing ``###STOP###`` ends the episode
+(``agent_stop``); under ``protocol="leaderboard"`` (``tau2 run``'s) the agent cannot end it.
+A malformed action never raises: bad tool calls (also tool-call-looking strings that do not
+parse) get ``Error: ...`` tool results and an action that is not a message at all gets a
+``system`` error message; both count as errors.
 
 ## Observation Space
 The new messages since the last action (:class:`~airline_gym.env.spaces.MessageListSpace`): tool
@@ -26,19 +29,23 @@ check, in {0, 1}). Opt-in: ``reward="partial"`` and ``error_penalty`` (see ``env
 
 ## Episode End
 ``terminated`` when the customer stops (``###STOP###``/``###TRANSFER###``/``###OUT-OF-SCOPE###``:
-``user_stop``) or the agent calls ``done`` (``agent_stop``); ``truncated`` on ``max_steps``,
+``user_stop``) or, under ``gym``, the agent stops (``agent_stop``); ``truncated`` on ``max_steps``,
 ``too_many_errors`` or ``user_error`` (the simulator failed; the cause is in ``info["error"]``).
 
 ## Information
-``messages`` (system prompt + full history, OpenAI format, ready to send to a model), ``tools``
-(OpenAI schemas), ``system_prompt``, ``task_id``, ``step_count``, ``num_errors``,
+``messages`` (system prompt + full history, OpenAI format, ready to send to a model; under
+``leaderboard`` exactly as ``tau2 run`` sends it), ``tools`` (the reference's OpenAI schemas),
+``system_prompt``, ``protocol``, ``task_id``, ``step_count``, ``num_errors``,
 ``termination_reason``; at the end ``reward_info`` (``reward``, ``db_match``, ``db_diff``,
 ``communicate_checks``, ``action_checks``, ...). Treat the returned data as read-only.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
+import pickle
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -46,10 +53,9 @@ import gymnasium as gym
 from airline_gym.domain.database import load_pristine
 from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
 from airline_gym.domain.prompts import agent_system_prompt
-from airline_gym.domain.schemas import tool_schemas
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, TaskSet, load_task_set, task_key
-from airline_gym.env.actions import DONE_SCHEMA
 from airline_gym.env.episode import Episode, Message
+from airline_gym.env.protocols import GYM, Protocol, get_protocol
 from airline_gym.env.render import transcript
 from airline_gym.env.rewards import RewardConfig
 from airline_gym.env.spaces import AssistantMessageSpace, MessageListSpace
@@ -78,6 +84,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         error_penalty: float = 0.0,
         data_dir: str | os.PathLike[str] | None = None,
         render_mode: str | None = None,
+        protocol: str | Protocol = GYM,
     ) -> None:
         """Create the env.
 
@@ -97,12 +104,15 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             error_penalty: Reward subtracted per tool error, on the step it happens.
             data_dir: Folder with the tau2 data files instead of the fetched cache.
             render_mode: None, "ansi" or "human".
+            protocol: "gym" (default: tau2's gym wrapper, with ``done``) or "leaderboard"
+                (``tau2 run``'s llm_agent: 14 tools, the agent cannot stop, the customer's LLM
+                seed is the reset seed, the history in the reference's shape).
         """
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
-        if max_steps < 1 or max_errors < 1:
-            raise ValueError("max_steps and max_errors must be at least 1")
+        _check_settings(max_steps, max_errors, error_penalty)
         self.render_mode = render_mode
+        self.protocol = get_protocol(protocol)
         self.task_set: TaskSet = load_task_set(tasks, data_dir)
         self.split = split
         self._split_ids = [t.id for t in self.task_set.split(split)]
@@ -116,7 +126,9 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         )
         self.base = load_pristine(None if data_dir is None else _db_path(data_dir))
         self.system_prompt = agent_system_prompt(data_dir)
-        self.tools = [*tool_schemas(), DONE_SCHEMA]
+        self.tools = self.protocol.tools(data_dir)
+        # pickled once per env: a private copy per episode then loads at C speed
+        self._tools_pickle = pickle.dumps(self.tools, protocol=pickle.HIGHEST_PROTOCOL)
         self.action_space = AssistantMessageSpace(self.tools)
         self.observation_space = MessageListSpace()
         self.episode: Episode | None = None
@@ -180,8 +192,20 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         super().reset(seed=seed)
         task = self._choose_task(options)
         self.user.check_ready()
-        self.user.reset(task, int(self.np_random.integers(2**31 - 1)))
-        self.episode = Episode(task, self.base.fork(), self.user, self.max_steps, self.max_errors)
+        user_seed = int(self.np_random.integers(2**31 - 1))
+        if self.protocol.seed_is_user_seed and seed is not None:
+            user_seed = seed  # tau2 run: the trial's seed goes to the customer's LLM as is
+        self.user.reset(task, user_seed)
+        self.episode = Episode(
+            task,
+            self.base.fork(),
+            self.user,
+            self.max_steps,
+            self.max_errors,
+            protocol=self.protocol,
+        )
+        # One private copy of the schemas per episode: editing info["tools"] changes no cache.
+        self._episode_tools: list[dict[str, Any]] = pickle.loads(self._tools_pickle)
         return self.episode
 
     def _reset_info(self) -> dict[str, Any]:
@@ -206,7 +230,8 @@ class AirlineEnv(gym.Env[list[Message], Any]):
     ) -> tuple[list[Message], float, bool, bool, dict[str, Any]]:
         episode = self.episode
         assert episode is not None
-        reward = -self.reward_config.error_penalty * (episode.num_errors - errors_before)
+        # 0.0 - x, not -x: an ordinary step's reward is 0.0, never -0.0
+        reward = 0.0 - self.reward_config.error_penalty * (episode.num_errors - errors_before)
         info = self._info()
         if episode.done:
             grade = episode.grade()
@@ -234,8 +259,9 @@ class AirlineEnv(gym.Env[list[Message], Any]):
                 {"role": "system", "content": self.system_prompt},
                 *episode.public_history(),
             ],
-            "tools": list(self.tools),
+            "tools": self._episode_tools,
             "system_prompt": self.system_prompt,
+            "protocol": self.protocol.name,
             "step_count": episode.step_count,
             "num_errors": episode.num_errors,
             "termination_reason": episode.termination_reason,
@@ -243,6 +269,20 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         if episode.error_detail:
             info["error"] = episode.error_detail
         return info
+
+
+def _check_settings(max_steps: Any, max_errors: Any, error_penalty: Any) -> None:
+    """Refuse limits that are not whole numbers >= 1 and penalties that are not finite >= 0."""
+    for name, value in (("max_steps", max_steps), ("max_errors", max_errors)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"{name} must be a whole number >= 1; got {value!r}")
+    if (
+        isinstance(error_penalty, bool)
+        or not isinstance(error_penalty, numbers.Real)
+        or not math.isfinite(error_penalty)
+        or error_penalty < 0
+    ):
+        raise ValueError(f"error_penalty must be a finite number >= 0; got {error_penalty!r}")
 
 
 def _db_path(data_dir: str | os.PathLike[str]) -> str:

@@ -8,6 +8,10 @@ Step counting follows the reference: the user's first message is step 1 (the age
 not a step); every agent message, every batch of tool results and every user message is one
 step. After a step whose next recipient is not the tool environment, ``max_steps`` and then
 ``max_errors`` are checked, and they override a stop decided in the same step.
+
+The :class:`~airline_gym.env.protocols.Protocol` decides whether the agent can end the episode
+(``done``, ``###STOP###`` in its text: ``gym``) or not (``leaderboard``), and the form of the
+history the agent is shown (:meth:`Episode.public_history`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from airline_gym.domain.database import AirlineDB
+from airline_gym.domain.database import AirlineDB, clone
 from airline_gym.domain.grading import (
     AGENT_STOP,
     MAX_STEPS,
@@ -31,6 +35,7 @@ from airline_gym.domain.prompts import GREETING, STOP, is_user_stop
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
 from airline_gym.env.actions import DONE_TOOL, ActionError, AgentMessage, parse_action
+from airline_gym.env.protocols import GYM, Protocol, get_protocol
 from airline_gym.users.base import Dialogue, UserSimulator, UserSimulatorError
 
 Message = dict[str, Any]
@@ -50,6 +55,7 @@ class Episode:
     num_errors: int = 0
     termination_reason: str | None = None
     error_detail: str | None = None
+    protocol: Protocol = field(default_factory=lambda: get_protocol(GYM))
     _ids: Any = field(default_factory=lambda: itertools.count(), repr=False)
     _seen: int = 0
     _public: list[Message] = field(default_factory=list, repr=False)
@@ -75,7 +81,7 @@ class Episode:
         """Messages added since the last call (the agent's observation)."""
         new = self.messages[self._seen :]
         self._seen = len(self.messages)
-        return [m for m in new if m["role"] != "assistant"]
+        return [dict(m) for m in new if m["role"] != "assistant"]  # copies: flat str fields
 
     # --- the loop ----------------------------------------------------------------------------
     def _check_limits(self) -> None:
@@ -121,12 +127,18 @@ class Episode:
     def _apply(self, message: AgentMessage) -> bool:
         self._add(message.to_openai())
         self.step_count += 1
-        calls = [c for c in message.tool_calls if c.name != DONE_TOOL]
-        stop = len(calls) < len(message.tool_calls) or STOP in (message.content or "")
+        done = self.protocol.offers_done
+        calls = [c for c in message.tool_calls if not (done and c.name == DONE_TOOL)]
+        stop = len(calls) < len(message.tool_calls) or (
+            self.protocol.agent_text_stops and STOP in (message.content or "")
+        )
         if message.tool_calls:
             for call in message.tool_calls:
-                if call.name == DONE_TOOL:
+                if done and call.name == DONE_TOOL:
                     content = "Conversation ended by the agent."
+                elif call.error is not None:
+                    content = f"Error: {call.error}"
+                    self.num_errors += 1
                 else:
                     result = execute(self.db, call.name, call.arguments)
                     content = result.content
@@ -188,15 +200,12 @@ class Episode:
     def _add(self, message: Message) -> None:
         self.messages.append(message)
         if message["role"] != "system":
-            self._public.append(dict(message))
+            protocol = self.protocol
+            self._public.append(protocol.public(message) if protocol.reference_history else message)
 
     def public_history(self) -> Iterator[Message]:
-        """The transcript's messages as copies made once (so a new list of them costs O(n)).
-
-        Mutating these dicts changes what later calls return, never the episode's own record
-        or its grade.
-        """
-        return iter(self._public)
+        """Fresh copies of the transcript's messages: editing them changes nothing here."""
+        return (clone(m) if "tool_calls" in m else dict(m) for m in self._public)
 
     def transcript(self) -> list[Message]:
         """The history without our error notes (what the reference trajectory would hold)."""
