@@ -119,7 +119,7 @@ def load_task_id_map(path: str | os.PathLike[str]) -> dict[str, str]:
 
 def _task_table(
     path: str | os.PathLike[str], embedded: list[JSONObject] | None, tasks: Any
-) -> tuple[dict[str, Task], str]:
+) -> tuple[Mapping[str, Task], str]:
     """(tasks by id, where they come from): the file's embedded tasks, else ``tasks``."""
     if embedded is not None:
         return parse_tasks(embedded), f"the tasks embedded in {path}"
@@ -129,7 +129,8 @@ def _task_table(
     except json.JSONDecodeError as exc:
         raise ValueError(f"{name}: not valid JSON ({exc})") from None
     except (OSError, ValueError) as exc:
-        raise ValueError(f"{name}: {exc}") from None
+        text = str(exc)
+        raise ValueError(text if str(name) in text else f"{name}: {text}") from None
     except (TypeError, KeyError, AttributeError, RecursionError) as exc:
         raise ValueError(f"{name}: not a tasks file ({type(exc).__name__}: {exc})") from None
     for i, task in enumerate(task_set):

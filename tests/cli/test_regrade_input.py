@@ -111,7 +111,7 @@ def test_json_nested_100k_deep_is_one_line(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("content", "needle"),
     [
-        ('{"tasks": 1}', "not a tasks file"),
+        ('{"tasks": 1}', "task"),
         ("[1, 2]", "task"),
         ('[{"user_scenario": {}}]', "'id'"),
         ("[{", "not valid JSON"),
