@@ -33,20 +33,22 @@ check, in {0, 1}). Opt-in: ``reward="partial"`` and ``error_penalty`` (see ``env
 ``messages`` (system prompt + full history, OpenAI format, ready to send to a model), ``tools``
 (OpenAI schemas), ``system_prompt``, ``task_id``, ``step_count``, ``num_errors``,
 ``termination_reason``; at the end ``reward_info`` (``reward``, ``db_match``, ``db_diff``,
-``communicate_checks``, ``action_checks``, ...). Treat the returned data as read-only.
+``communicate_checks``, ``action_checks``, ...). Returned data is the caller's: editing it
+changes nothing in the env or its caches.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import numbers
 import os
-import pickle
 from typing import Any, ClassVar
 
 import gymnasium as gym
 
-from airline_gym.domain.database import load_pristine
+from airline_gym.domain.database import clone, load_pristine
 from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
 from airline_gym.domain.prompts import agent_system_prompt
 from airline_gym.domain.schemas import done_schema, tool_schemas
@@ -119,6 +121,8 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         self.system_prompt = agent_system_prompt(data_dir)
         self.tools = [*tool_schemas(data_dir), done_schema(data_dir)]
         self.action_space = AssistantMessageSpace(self.tools)
+        self._tools_key = hashlib.sha256(json.dumps(self.tools).encode()).hexdigest()
+        self._episode_tools: list[dict[str, Any]] = []
         self.observation_space = MessageListSpace()
         self.episode: Episode | None = None
 
@@ -183,8 +187,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         self.user.check_ready()
         self.user.reset(task, int(self.np_random.integers(2**31 - 1)))
         self.episode = Episode(task, self.base.fork(), self.user, self.max_steps, self.max_errors)
-        # One private copy of the schemas per episode: editing info["tools"] changes no cache.
-        self._episode_tools: list[dict[str, Any]] = pickle.loads(_tools_blob(self.tools))
+        self._episode_tools = _handout(self._tools_key, self.tools)
         return self.episode
 
     def _reset_info(self) -> dict[str, Any]:
@@ -238,7 +241,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
                 {"role": "system", "content": self.system_prompt},
                 *episode.public_history(),
             ],
-            "tools": self._episode_tools,
+            "tools": list(self._episode_tools),
             "system_prompt": self.system_prompt,
             "step_count": episode.step_count,
             "num_errors": episode.num_errors,
@@ -249,15 +252,24 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         return info
 
 
-def _tools_blob(tools: list[dict[str, Any]]) -> bytes:
-    """The tool schemas pickled once per process (loading a copy of them is C-speed)."""
-    key = tuple(map(id, tools))
-    if key not in _TOOLS_BLOBS:  # the entry keeps the schemas alive, so the ids stay theirs
-        _TOOLS_BLOBS[key] = (list(tools), pickle.dumps(tools, protocol=pickle.HIGHEST_PROTOCOL))
-    return _TOOLS_BLOBS[key][1]
+def _handout(key: str, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The copy of the tool schemas that infos hand out, checked at every reset.
+
+    One copy per distinct tool set in the process (no memory per env). A caller who edits it
+    edits nothing the env uses; the next reset anywhere sees the edit and hands out a fresh
+    copy. Copies share the (immutable) strings, so the check is a fast C-level comparison.
+    """
+    entry = _HANDOUTS.get(key)
+    if entry is None:
+        entry = _HANDOUTS[key] = (clone(tools), clone(tools))
+    pristine, handout = entry
+    if handout != pristine:
+        handout = clone(pristine)
+        _HANDOUTS[key] = (pristine, handout)
+    return handout  # type: ignore[no-any-return]
 
 
-_TOOLS_BLOBS: dict[tuple[int, ...], tuple[list[dict[str, Any]], bytes]] = {}
+_HANDOUTS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
 
 
 def _check_settings(max_steps: Any, max_errors: Any, error_penalty: Any) -> None:
