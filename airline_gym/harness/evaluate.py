@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from airline_gym.agents import GoldAgent, NoOpAgent, RandomAgent, TransferAgent
+from airline_gym.agents.registry import BUILTIN_AGENTS, builtin_agent, describe_builtin
 from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, TaskSet, load_task_set, task_key
 from airline_gym.harness.journal import RunFile
@@ -45,8 +45,6 @@ __all__ = [
     "select_task_ids",
 ]
 
-#: Agents the command line builds by name.
-BUILTIN_AGENTS = ("gold", "noop", "transfer", "random")
 #: tau2-bench's default base seed.
 DEFAULT_SEED = 300
 _ID_NAMESPACE = uuid.UUID("6f1d8f9e-4b1a-4c55-9a57-2a3e0c6b7d10")
@@ -103,24 +101,10 @@ def episode_seed(seed: int, task_id: str, trial: int) -> int:
     return int.from_bytes(digest[:4], "big") % (2**31 - 1)
 
 
-def builtin_agent(name: str, task_set: TaskSet, seed: int | None = None) -> Any:
-    """One of :data:`BUILTIN_AGENTS`."""
-    if name == "gold":
-        return GoldAgent(task_set)
-    if name == "noop":
-        return NoOpAgent()
-    if name == "transfer":
-        return TransferAgent()
-    if name == "random":
-        return RandomAgent(seed=seed)
-    raise ValueError(f"unknown agent {name!r} (choose from {', '.join(BUILTIN_AGENTS)})")
-
-
 def _factory(agent: Any, task_set: TaskSet) -> AgentFactory:
     """A name, a factory ``seed -> agent``, or an agent instance (deep-copied per episode)."""
     if isinstance(agent, str):
-        if agent not in BUILTIN_AGENTS:
-            raise ValueError(f"unknown agent {agent!r} (choose from {', '.join(BUILTIN_AGENTS)})")
+        describe_builtin(agent)  # an unknown name fails here, before anything runs
         return lambda seed: builtin_agent(agent, task_set, seed)
     if callable(getattr(agent, "act", None)) and not isinstance(agent, type):
         return lambda seed: copy.deepcopy(agent)
