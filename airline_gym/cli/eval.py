@@ -167,6 +167,13 @@ def _config(args: argparse.Namespace) -> EvalConfig:
     )
 
 
+#: The CLI's way out when the agent's model has no key (not the Python options of a customer).
+AGENT_KEY_HINT = (
+    "or pass --api-base URL for a local OpenAI-compatible server, or run offline with "
+    "--agent gold or --agent noop instead of --agent-model"
+)
+
+
 def _agent(args: argparse.Namespace) -> Any:
     """The agent name, or a factory of LiteLLMAgents (one per episode, seeded)."""
     if not args.agent_model:
@@ -174,7 +181,7 @@ def _agent(args: argparse.Namespace) -> Any:
     from airline_gym.llm import check_credentials
 
     key = local_api_key(args.agent_model, args.api_base, args.api_key)
-    problem = check_credentials(args.agent_model, args.api_base, key)
+    problem = check_credentials(args.agent_model, args.api_base, key, AGENT_KEY_HINT)
     if problem:
         raise ValueError(f"the LLM agent cannot run: {problem}")
 
