@@ -37,20 +37,23 @@ check, in {0, 1}). Opt-in: ``reward="partial"`` and ``error_penalty`` (see ``env
 ``leaderboard`` exactly as ``tau2 run`` sends it), ``tools`` (the reference's OpenAI schemas),
 ``system_prompt``, ``protocol``, ``task_id``, ``step_count``, ``num_errors``,
 ``termination_reason``; at the end ``reward_info`` (``reward``, ``db_match``, ``db_diff``,
-``communicate_checks``, ``action_checks``, ...). Treat the returned data as read-only.
+``communicate_checks``, ``action_checks``, ...). Returned data is the caller's: editing it
+changes nothing in the env or its caches.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 import math
 import numbers
 import os
-import pickle
 from typing import Any, ClassVar
 
 import gymnasium as gym
 
-from airline_gym.domain.database import load_pristine
+from airline_gym.domain.database import clone, load_pristine
 from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
 from airline_gym.domain.prompts import agent_system_prompt
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, TaskSet, load_task_set, task_key
@@ -60,6 +63,8 @@ from airline_gym.env.render import transcript
 from airline_gym.env.rewards import RewardConfig
 from airline_gym.env.spaces import AssistantMessageSpace, MessageListSpace
 from airline_gym.users import UserSimulator, make_user
+
+log = logging.getLogger(__name__)
 
 TRUNCATING = frozenset({MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR})
 
@@ -127,9 +132,9 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         self.base = load_pristine(None if data_dir is None else _db_path(data_dir))
         self.system_prompt = agent_system_prompt(data_dir)
         self.tools = self.protocol.tools(data_dir)
-        # pickled once per env: a private copy per episode then loads at C speed
-        self._tools_pickle = pickle.dumps(self.tools, protocol=pickle.HIGHEST_PROTOCOL)
         self.action_space = AssistantMessageSpace(self.tools)
+        self._tools_key = hashlib.sha256(json.dumps(self.tools).encode()).hexdigest()
+        self._episode_tools: list[dict[str, Any]] = []
         self.observation_space = MessageListSpace()
         self.episode: Episode | None = None
 
@@ -204,8 +209,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             self.max_errors,
             protocol=self.protocol,
         )
-        # One private copy of the schemas per episode: editing info["tools"] changes no cache.
-        self._episode_tools: list[dict[str, Any]] = pickle.loads(self._tools_pickle)
+        self._episode_tools = _handout(self._tools_key, self.tools)
         return self.episode
 
     def _reset_info(self) -> dict[str, Any]:
@@ -237,6 +241,13 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             grade = episode.grade()
             reward += self.reward_config.terminal(grade, episode.task, episode.db)
             info["reward_info"] = grade.to_dict()
+            log.debug(
+                "task %s ended (%s) after %d steps: reward %s",
+                episode.task.id,
+                episode.termination_reason,
+                episode.step_count,
+                reward,
+            )
         truncated = episode.done and episode.termination_reason in TRUNCATING
         terminated = episode.done and not truncated
         if self.render_mode == "human":
@@ -259,7 +270,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
                 {"role": "system", "content": self.system_prompt},
                 *episode.public_history(),
             ],
-            "tools": self._episode_tools,
+            "tools": list(self._episode_tools),
             "system_prompt": self.system_prompt,
             "protocol": self.protocol.name,
             "step_count": episode.step_count,
@@ -269,6 +280,26 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         if episode.error_detail:
             info["error"] = episode.error_detail
         return info
+
+
+def _handout(key: str, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The copy of the tool schemas that infos hand out, checked at every reset.
+
+    One copy per distinct tool set in the process (no memory per env). A caller who edits it
+    edits nothing the env uses; the next reset anywhere sees the edit and hands out a fresh
+    copy. Copies share the (immutable) strings, so the check is a fast C-level comparison.
+    """
+    entry = _HANDOUTS.get(key)
+    if entry is None:
+        entry = _HANDOUTS[key] = (clone(tools), clone(tools))
+    pristine, handout = entry
+    if handout != pristine:
+        handout = clone(pristine)
+        _HANDOUTS[key] = (pristine, handout)
+    return handout  # type: ignore[no-any-return]
+
+
+_HANDOUTS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
 
 
 def _check_settings(max_steps: Any, max_errors: Any, error_penalty: Any) -> None:
