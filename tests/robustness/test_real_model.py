@@ -32,6 +32,7 @@ NORMAL_ENDINGS = {"user_stop", "agent_stop", "max_steps", "too_many_errors"}
 TASK_IDS = ["0", "1"]
 MAX_TOKENS = 32  # per reply, capped by the server
 MAX_STEPS = 4  # per episode: two customer and two agent messages
+PROTOCOL = "leaderboard"  # tau2 run's, eval's default for an LLM agent
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -66,7 +67,8 @@ def _check_request_path(server: LlamaServer) -> None:
     from airline_gym.agents import GoldAgent, LiteLLMAgent
     from airline_gym.env import AirlineEnv
 
-    env = AirlineEnv(user="scripted")  # eval's protocol and tools; the customer is offline
+    # eval's protocol (so its tools and history form); the customer here is the offline one
+    env = AirlineEnv(user="scripted", protocol=PROTOCOL)
     observation, info = env.reset(options={"task": "1"})
     agent = LiteLLMAgent(
         server.litellm_model,
@@ -150,6 +152,8 @@ def _check_eval(server: LlamaServer, out: Path) -> None:
         ",".join(TASK_IDS),
         "--max-steps",
         str(MAX_STEPS),
+        "--protocol",
+        PROTOCOL,
         "--timeout",
         "600",
         "--max-retries",
