@@ -221,7 +221,12 @@ def run(args: argparse.Namespace) -> int:
         from airline_gym.testing import bench_reference
 
         return bench_reference.run(args)
-    figures = run_benchmarks(args.repeat, str(args.task))
-    figures.update(env_figures(args.repeat))
+    from airline_gym.progress import Progress
+
+    with Progress("airline-gym bench") as progress:
+        progress.update("domain figures (1 of 2)")
+        figures = run_benchmarks(args.repeat, str(args.task))
+        progress.update("env figures (2 of 2)")
+        figures.update(env_figures(args.repeat))
     print(json.dumps(figures) if args.json else format_figures(figures))
     return 0
