@@ -23,7 +23,7 @@ COMMANDS: dict[str, str] = {
     "play": "airline_gym.cli.play",
     "audit": "airline_gym.cli.audit",
     "compare": "airline_gym.cli.compare",
-    "regrade": "airline_gym.harness.regrade",
+    "regrade": "airline_gym.cli.regrade",
     "bench": "airline_gym.testing.bench",
 }
 
