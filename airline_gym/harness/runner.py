@@ -26,6 +26,7 @@ Failure policy (one for every caller):
 from __future__ import annotations
 
 import asyncio
+import gc
 import inspect
 import time
 import traceback
@@ -302,7 +303,16 @@ async def arun_episodes(
                 if inspect.isawaitable(pending):
                     await pending
 
-    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(queue)))))
+    # Start the workers one loop turn apart: started together, their set-up (env, first
+    # request) would run in one turn while replies wait unread (a multi-second stall at 1,000).
+    # Objects alive now (the pristine DB, tasks, modules) live for the run: frozen out of the
+    # garbage collector's scans, which otherwise walk them on every full collection.
+    gc.freeze()
+    workers = []
+    for _ in range(min(concurrency, len(queue))):
+        workers.append(asyncio.ensure_future(worker()))
+        await asyncio.sleep(0)
+    await asyncio.gather(*workers)
     return [r for r in results if r is not None]
 
 
