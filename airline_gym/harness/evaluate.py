@@ -171,9 +171,14 @@ def _open_run(
 ) -> tuple[Results, bool]:
     """(the results to extend, whether the journal is appended to); refuses to overwrite."""
     if not resume:
-        if store.exists():
+        if store.path.exists():
             raise ValueError(
                 f"{store.path} exists: pass --resume to continue it, or choose another --out"
+            )
+        if store.journal.exists():
+            raise ValueError(
+                f"{store.path} has an unfinished run ({store.journal.name}): pass --resume to "
+                "continue it, or choose another --out"
             )
         return fresh, False
     old = store.load()
