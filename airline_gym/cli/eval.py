@@ -3,9 +3,17 @@
 Runs every (task, trial) pair, each episode with its own env, several at a time with
 --concurrency. Each finished simulation is appended to a journal beside the results file, and
 the file is written once at the end, so a killed run loses at most the episodes in flight;
---resume continues it. Only one run at a time may write a results file. Per-episode seeds are
-derived from --seed, the task id and the trial. At the end: pass^1..pass^k, mean reward,
-termination reasons, tool errors and steps per episode, and cost where reported.
+--resume continues it. Only one run at a time may write a results file.
+
+An LLM agent (--agent-model) runs the leaderboard protocol by default: exactly what tau2 run
+sends its llm_agent (the reference's 14 tools and no done, tool_choice auto, 3 retries, no
+request timeout unless --timeout is given, one seed per trial derived from --seed as tau2's
+runner derives it, shared by agent and customer). --protocol gym offers done and ends an
+episode on ###STOP### in the agent's text, as tau2's gym wrapper does; it is the default for
+the built-in agents. The protocol is recorded in the results file's info.
+
+At the end: pass^1..pass^k, mean reward, termination reasons, tool errors and steps per
+episode, and cost where reported.
 
 The customer is the scripted one unless --user llm (or --user-model) is given; the reference
 customer is an LLM (gpt-4.1).
@@ -30,11 +38,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from airline_gym.agents import LiteLLMAgent
+from airline_gym.agents import BUILTIN_AGENTS, LiteLLMAgent
 from airline_gym.cli.options import local_api_key
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
 from airline_gym.harness.evaluate import (
-    BUILTIN_AGENTS,
     DEFAULT_SEED,
     EvalConfig,
     evaluate,
@@ -71,8 +78,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     user.add_argument("--user-api-base", metavar="URL", help="OpenAI-compatible URL for the user")
     user.add_argument("--user-api-key", help="API key for the user's model (default: from env)")
     llm = parser.add_argument_group("LLM calls (agent and customer)")
-    llm.add_argument("--timeout", type=float, default=60.0, help="seconds per request (60)")
+    llm.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds per request (default: none, as the reference: no request is cut short)",
+    )
     llm.add_argument("--max-retries", type=int, default=3, help="retries per request (3)")
+    llm.add_argument("--max-tokens", type=int, metavar="N", help="cap on tokens per reply (both)")
+    llm.add_argument(
+        "--llm-args",
+        type=_json_object,
+        metavar="JSON",
+        help="more litellm arguments for the agent, e.g. '{\"top_p\": 0.9}'",
+    )
+    llm.add_argument(
+        "--user-llm-args", type=_json_object, metavar="JSON", help="the same for the customer"
+    )
     run_ = parser.add_argument_group("run")
     run_.add_argument("--tasks", default=DEFAULT_TASK_SET, help="'tau2' or a tasks.json path")
     run_.add_argument("--split", default="base", help="train, test or base (all; default)")
@@ -82,6 +104,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run_.add_argument("--seed", type=int, default=DEFAULT_SEED, help="base seed (300)")
     run_.add_argument("--max-steps", type=int, default=200, help="step budget (200)")
     run_.add_argument("--max-errors", type=int, default=10, help="tool errors allowed (10)")
+    run_.add_argument(
+        "--protocol",
+        choices=("leaderboard", "gym"),
+        help="leaderboard (tau2 run; default with --agent-model) or gym (tau2's gym wrapper, "
+        "with done; default with --agent)",
+    )
     output = parser.add_argument_group("output")
     output.add_argument("--out", metavar="FILE", help="results file (default results/<...>.json)")
     output.add_argument("--resume", action="store_true", help="continue the run in --out")
@@ -105,7 +133,9 @@ def _config(args: argparse.Namespace) -> EvalConfig:
     for name in ("trials", "concurrency", "max_steps", "max_errors"):
         if getattr(args, name) < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
-    if args.max_retries < 0 or args.timeout <= 0:
+    if args.max_tokens is not None and args.max_tokens < 1:
+        raise ValueError("--max-tokens must be at least 1")
+    if args.max_retries < 0 or (args.timeout is not None and not args.timeout > 0):
         raise ValueError("--max-retries must be >= 0 and --timeout > 0")
     user = args.user or ("llm" if args.user_model else "scripted")
     if user == "scripted" and (args.user_model or args.user_api_base or args.user_api_key):
@@ -124,7 +154,10 @@ def _config(args: argparse.Namespace) -> EvalConfig:
         from airline_gym.users import DEFAULT_USER_MODEL, USER_MODEL_ENV
 
         model = args.user_model or os.environ.get(USER_MODEL_ENV) or DEFAULT_USER_MODEL
-        user_llm_args = {"timeout": args.timeout, "max_retries": args.max_retries}
+        user_llm_args = {**_extra_llm_args(args, args.user_llm_args)}
+        user_llm_args["max_retries"] = args.max_retries
+        if args.timeout is not None:
+            user_llm_args["timeout"] = args.timeout
         if args.user_api_base:
             user_llm_args["api_base"] = args.user_api_base
         key = local_api_key(model, args.user_api_base, args.user_api_key)
@@ -142,7 +175,15 @@ def _config(args: argparse.Namespace) -> EvalConfig:
         user_model=args.user_model,
         user_llm_args=user_llm_args,
         concurrency=args.concurrency,
+        protocol=args.protocol or ("leaderboard" if args.agent_model else "gym"),
     )
+
+
+#: The CLI's way out when the agent's model has no key (not the Python options of a customer).
+AGENT_KEY_HINT = (
+    "or pass --api-base URL for a local OpenAI-compatible server, or run offline with "
+    "--agent gold or --agent noop instead of --agent-model"
+)
 
 
 def _agent(args: argparse.Namespace) -> Any:
@@ -152,7 +193,7 @@ def _agent(args: argparse.Namespace) -> Any:
     from airline_gym.llm import check_credentials
 
     key = local_api_key(args.agent_model, args.api_base, args.api_key)
-    problem = check_credentials(args.agent_model, args.api_base, key)
+    problem = check_credentials(args.agent_model, args.api_base, key, AGENT_KEY_HINT)
     if problem:
         raise ValueError(f"the LLM agent cannot run: {problem}")
 
@@ -165,9 +206,28 @@ def _agent(args: argparse.Namespace) -> Any:
             timeout=args.timeout,
             max_retries=args.max_retries,
             seed=seed,
+            llm_args=_extra_llm_args(args, args.llm_args),
         )
 
     return make
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    """An ``--*-llm-args`` value: a JSON object."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _extra_llm_args(args: argparse.Namespace, given: dict[str, Any] | None) -> dict[str, Any]:
+    """``--max-tokens`` plus one role's ``--*-llm-args`` (which win)."""
+    extra: dict[str, Any] = {} if args.max_tokens is None else {"max_tokens": args.max_tokens}
+    extra.update(given or {})
+    return extra
 
 
 def _default_out(args: argparse.Namespace, config: EvalConfig) -> Path:

