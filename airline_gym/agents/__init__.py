@@ -19,6 +19,7 @@ import numpy as np
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, TaskSet, load_task_set
 from airline_gym.env.actions import DONE_TOOL
 from airline_gym.env.spaces import AssistantMessageSpace
+from airline_gym.errors import AgentError
 from airline_gym.llm import ChatReply, LiteLLMChatModel, LLMError, check_credentials
 
 Action = dict[str, Any]
@@ -129,18 +130,6 @@ class RandomAgent:
     def act(self, observation: list[dict[str, Any]], info: dict[str, Any]) -> Any:
         """A random action from the action space."""
         return self.space.sample()
-
-
-class AgentError(RuntimeError):
-    """The agent could not produce an action (e.g. its LLM failed after retries).
-
-    ``cause`` is a one-line reason. The evaluation harness ends the episode with termination
-    reason ``agent_error`` (reward 0) and records the cause.
-    """
-
-    def __init__(self, cause: str) -> None:
-        super().__init__(cause)
-        self.cause = cause
 
 
 class LiteLLMAgent:

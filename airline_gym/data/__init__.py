@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from airline_gym.errors import DataError
+
 if TYPE_CHECKING:
     import ast
     from collections.abc import Iterator
@@ -95,10 +97,6 @@ _LAYOUTS_HELP = (
     "split_tasks.json, policy.md} and user_simulator/simulation_guidelines.md (the agent "
     "instruction is then read from ../../src/tau2/agent/llm_agent.py if present)."
 )
-
-
-class DataError(RuntimeError):
-    """The domain data could not be found, fetched or verified; the message says how to fix it."""
 
 
 @dataclass(frozen=True)

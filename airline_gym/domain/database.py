@@ -68,7 +68,7 @@ class PristineDB:
 
     def table(self, name: str) -> dict[str, Record]:
         """One of ``flights``, ``reservations``, ``users``."""
-        return getattr(self, name)  # type: ignore[no-any-return]
+        return getattr(self, name)
 
     def fragments(self) -> dict[str, dict[str, str]]:
         """Canonical JSON of every pristine record, computed once (for full hashes)."""
@@ -179,7 +179,7 @@ class AirlineDB:
         if status is self.base.flights[number]["dates"][date]:
             status = clone(status)
             flight["dates"][date] = status
-        return status["available_seats"]  # type: ignore[no-any-return]
+        return status["available_seats"]
 
     def user_for_write(self, user_id: str) -> Record | None:
         """This view's private copy of a user."""

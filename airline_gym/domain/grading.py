@@ -22,6 +22,7 @@ from airline_gym.domain.database import (
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.transcript import assistant_texts, tool_calls
+from airline_gym.errors import ConfigError
 
 USER_STOP = "user_stop"
 AGENT_STOP = "agent_stop"
@@ -88,7 +89,7 @@ class Grade:
         """Plain JSON data (lists, dicts, strings, numbers)."""
         out = json.loads(json.dumps(asdict(self)))
         out["db_diff_text"] = [str(d) for d in self.db_diff]
-        return out  # type: ignore[no-any-return]
+        return out
 
 
 # --- gold database ---------------------------------------------------------------------------
@@ -196,9 +197,9 @@ def grade(
     basis = tuple(task.reward_basis if reward_basis is None else reward_basis)
     unknown = [b for b in basis if b not in KNOWN_BASIS]
     if unknown:
-        raise ValueError(f"unknown reward basis {unknown} (known: {sorted(KNOWN_BASIS)})")
+        raise ConfigError(f"unknown reward basis {unknown} (known: {sorted(KNOWN_BASIS)})")
     if "NL_ASSERTION" in basis:
-        raise ValueError("NL_ASSERTION in reward_basis needs an LLM judge, which is not supported")
+        raise ConfigError("NL_ASSERTION in reward_basis needs an LLM judge, which is not supported")
 
     gold = gold_db(task, db.base)
     diffs = tuple(db_diff(db, gold)) if task.has_criteria else ()

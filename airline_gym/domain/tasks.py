@@ -10,6 +10,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from airline_gym.errors import ConfigError, MissingFileError, UnknownIdError
+
 DEFAULT_TASK_SET = "tau2"
 DEFAULT_REWARD_BASIS: tuple[str, ...] = ("DB", "COMMUNICATE")
 SPLITS = ("train", "test", "base")
@@ -117,7 +119,9 @@ class TaskSet:
     def __getitem__(self, task_id: str | int) -> Task:
         key = task_key(task_id)
         if key not in self.tasks:
-            raise KeyError(f"no task {key!r} in task set {self.name!r} (ids: {self.id_range()})")
+            raise UnknownIdError(
+                f"no task {key!r} in task set {self.name!r} (ids: {self.id_range()})"
+            )
         return self.tasks[key]
 
     def id_range(self) -> str:
@@ -128,7 +132,7 @@ class TaskSet:
     def split(self, name: str = "base") -> list[Task]:
         """Tasks of a split, in tasks.json order."""
         if name not in self.splits:
-            raise ValueError(
+            raise ConfigError(
                 f"Invalid task split name: {name!r} (choose from {', '.join(self.splits)})"
             )
         wanted = set(self.splits[name])
@@ -174,9 +178,7 @@ def load_task_set(
         return _load(str(files.tasks), str(files.split_tasks), DEFAULT_TASK_SET)
     path = Path(tasks).expanduser()
     if not path.is_file():
-        raise FileNotFoundError(
-            f"tasks file not found: {path} (use 'tau2' or a path to tasks.json)"
-        )
+        raise MissingFileError(f"tasks file not found: {path} (use 'tau2' or a path to tasks.json)")
     beside = path.with_name("split_tasks.json")
     splits = beside if beside.is_file() else data_files(data_dir).split_tasks
     return _load(str(path.resolve()), str(splits), str(path))

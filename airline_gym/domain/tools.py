@@ -16,6 +16,7 @@ from airline_gym.domain.calculator import CalculationError
 from airline_gym.domain.calculator import calculate as _calculate
 from airline_gym.domain.database import AirlineDB
 from airline_gym.domain.records import Record
+from airline_gym.errors import ActionError
 
 NOW = "2024-05-15T15:00:00"
 NEW_RESERVATION_IDS = ("HATHAT", "HATHAU", "HATHAV")
@@ -84,7 +85,7 @@ FIELD_DESCRIPTIONS: dict[str, str] = {
 }
 
 
-class ToolError(Exception):
+class ToolError(ActionError):
     """A tool refused the call; ``str(error)`` is shown to the agent after ``Error: ``."""
 
 
@@ -119,7 +120,7 @@ def _flight_date(db: AirlineDB, number: str, date: str) -> Record:
     dates = _flight(db, number)["dates"]
     if date not in dates:
         raise ToolError(f"Flight {number} not found on date {date}")
-    return dates[date]  # type: ignore[no-any-return]
+    return dates[date]
 
 
 def _available_flight_date(db: AirlineDB, number: str, date: str, cabin: str, seats: int) -> Record:
@@ -258,7 +259,7 @@ def get_flight_status(db: AirlineDB, flight_number: str, date: str) -> str:
         flight_number: The flight number, for example 'HAT001'.
         date: The flight date as 'YYYY-MM-DD'.
     """
-    return _flight_date(db, flight_number, date)["status"]  # type: ignore[no-any-return]
+    return _flight_date(db, flight_number, date)["status"]
 
 
 # --- generic tools ---------------------------------------------------------------------------

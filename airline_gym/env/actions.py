@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airline_gym.domain.tools import TOOLS
+from airline_gym.errors import ActionError
 
 DONE_TOOL = "done"
 DONE_SCHEMA: dict[str, Any] = {
@@ -29,10 +30,6 @@ DONE_SCHEMA: dict[str, Any] = {
 }
 _FUNCTIONAL = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*$", re.DOTALL)
 MAX_ACTION_CHARS = 1_000_000
-
-
-class ActionError(ValueError):
-    """The action is not a message at all; the text explains what was expected."""
 
 
 @dataclass(frozen=True)

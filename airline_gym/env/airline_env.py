@@ -39,7 +39,7 @@ check, in {0, 1}). Opt-in: ``reward="partial"`` and ``error_penalty`` (see ``env
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 
@@ -53,6 +53,7 @@ from airline_gym.env.episode import Episode, Message
 from airline_gym.env.render import transcript
 from airline_gym.env.rewards import RewardConfig
 from airline_gym.env.spaces import AssistantMessageSpace, MessageListSpace
+from airline_gym.errors import ConfigError
 from airline_gym.users import UserSimulator, make_user
 
 TRUNCATING = frozenset({MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR})
@@ -61,7 +62,7 @@ TRUNCATING = frozenset({MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR})
 class AirlineEnv(gym.Env[list[Message], Any]):
     """The airline customer-service domain of tau2-bench (see the module docstring)."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012
 
     def __init__(
         self,
@@ -99,9 +100,9 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             render_mode: None, "ansi" or "human".
         """
         if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+            raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']}")
         if max_steps < 1 or max_errors < 1:
-            raise ValueError("max_steps and max_errors must be at least 1")
+            raise ConfigError("max_steps and max_errors must be at least 1")
         self.render_mode = render_mode
         self.task_set: TaskSet = load_task_set(tasks, data_dir)
         self.split = split

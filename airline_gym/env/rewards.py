@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from airline_gym.domain.database import AirlineDB
 from airline_gym.domain.grading import GRADED_TERMINATIONS, Grade, db_diff, gold_db
 from airline_gym.domain.tasks import Task
+from airline_gym.errors import ConfigError
 
 REWARD_MODES = ("official", "partial")
 
@@ -27,9 +28,9 @@ class RewardConfig:
 
     def __post_init__(self) -> None:
         if self.mode not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {', '.join(REWARD_MODES)}; got {self.mode!r}")
+            raise ConfigError(f"reward must be one of {', '.join(REWARD_MODES)}; got {self.mode!r}")
         if not self.error_penalty >= 0:
-            raise ValueError(f"error_penalty must be >= 0; got {self.error_penalty!r}")
+            raise ConfigError(f"error_penalty must be >= 0; got {self.error_penalty!r}")
 
     def terminal(self, grade: Grade, task: Task, db: AirlineDB) -> float:
         """The reward of the final step (before any error penalty)."""

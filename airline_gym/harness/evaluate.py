@@ -45,6 +45,7 @@ from airline_gym.agents import (
 )
 from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, TaskSet, load_task_set, task_key
+from airline_gym.errors import ConfigError, UnknownIdError, require
 from airline_gym.harness.results import (
     JSONObject,
     Results,
@@ -107,7 +108,9 @@ class EvalConfig:
         for name in ("trials", "concurrency", "max_steps", "max_errors"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name.replace('_', '-')} must be a whole number >= 1: {value!r}")
+                raise ConfigError(
+                    f"{name.replace('_', '-')} must be a whole number >= 1: {value!r}"
+                )
 
 
 def episode_seed(seed: int, task_id: str, trial: int) -> int:
@@ -127,19 +130,19 @@ def builtin_agent(name: str, task_set: TaskSet, seed: int | None = None) -> Agen
         return TransferAgent()
     if name == "random":
         return RandomAgent(seed=seed)
-    raise ValueError(f"unknown agent {name!r} (choose from {', '.join(BUILTIN_AGENTS)})")
+    raise ConfigError(f"unknown agent {name!r} (choose from {', '.join(BUILTIN_AGENTS)})")
 
 
 def _factory(agent: Any, task_set: TaskSet) -> AgentFactory:
     """A name, a factory ``seed -> agent``, or an agent instance (deep-copied per episode)."""
     if isinstance(agent, str):
         if agent not in BUILTIN_AGENTS:
-            raise ValueError(f"unknown agent {agent!r} (choose from {', '.join(BUILTIN_AGENTS)})")
+            raise ConfigError(f"unknown agent {agent!r} (choose from {', '.join(BUILTIN_AGENTS)})")
         return lambda seed: builtin_agent(agent, task_set, seed)
     if callable(getattr(agent, "act", None)) and not isinstance(agent, type):
         return lambda seed: copy.deepcopy(agent)
     if callable(agent):
-        return agent  # type: ignore[no-any-return]
+        return agent
     raise TypeError(f"agent must be a name, an agent or a factory, not {type(agent).__name__}")
 
 
@@ -259,7 +262,7 @@ def _select(task_set: TaskSet, config: EvalConfig) -> list[str]:
         ids = [task_key(t).strip() for t in config.task_ids]
         missing = [t for t in ids if t not in task_set]
         if missing:
-            raise KeyError(
+            raise UnknownIdError(
                 f"no task {', '.join(map(repr, missing))} in task set {task_set.name!r} "
                 f"(ids: {task_set.id_range()})"
             )
@@ -327,11 +330,11 @@ def _fingerprint(info: Mapping[str, Any]) -> dict[str, Any]:
 def _check_resumable(path: Path, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
     """Refuse to mix runs: same task set, seed, limits, agent and customer."""
     if "airline_gym_version" not in old:
-        raise ValueError(f"cannot resume {path}: it was not written by airline-gym eval")
+        raise ConfigError(f"cannot resume {path}: it was not written by airline-gym eval")
     before, now_ = _fingerprint(old), _fingerprint(new)
     for label, value in now_.items():
         if before[label] != value:
-            raise ValueError(
+            raise ConfigError(
                 f"cannot resume {path}: it was run with {label} {before[label]!r}, "
                 f"this run has {value!r}"
             )
@@ -362,7 +365,7 @@ def evaluate(
     config = config or EvalConfig()
     config.validate()
     if resume and out is None:
-        raise ValueError("resume needs the results file (out=...)")
+        raise ConfigError("resume needs the results file (out=...)")
     task_set = load_task_set(config.tasks, config.data_dir)
     ids = _select(task_set, config)
     make_agent = _factory(agent, task_set)
@@ -509,30 +512,27 @@ def local_api_key(model: str, api_base: str | None, api_key: str | None) -> str 
 
 
 def _check_plot_support() -> None:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise ValueError("--plot needs matplotlib: pip install 'airline-gym[plot]'") from None
+    require("matplotlib", "plot", "--plot")
 
 
 def _config(args: argparse.Namespace) -> EvalConfig:
     for name in ("trials", "concurrency", "max_steps", "max_errors"):
         if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
+            raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
     if args.max_retries < 0 or args.timeout <= 0:
-        raise ValueError("--max-retries must be >= 0 and --timeout > 0")
+        raise ConfigError("--max-retries must be >= 0 and --timeout > 0")
     user = args.user or ("llm" if args.user_model else "scripted")
     if user == "scripted" and (args.user_model or args.user_api_base or args.user_api_key):
-        raise ValueError("--user-model/--user-api-base/--user-api-key need --user llm")
+        raise ConfigError("--user-model/--user-api-base/--user-api-key need --user llm")
     if args.agent and (args.api_base or args.api_key):
-        raise ValueError("--api-base/--api-key apply to --agent-model only")
+        raise ConfigError("--api-base/--api-key apply to --agent-model only")
     if args.retry_errors and not args.resume:
-        raise ValueError("--retry-errors needs --resume")
+        raise ConfigError("--retry-errors needs --resume")
     task_ids = None
     if args.task_ids is not None:
         task_ids = [t.strip() for t in args.task_ids.split(",") if t.strip()]
         if not task_ids:
-            raise ValueError(f"--task-ids: no task id in {args.task_ids!r}")
+            raise ConfigError(f"--task-ids: no task id in {args.task_ids!r}")
     user_llm_args: dict[str, Any] | None = None
     if user == "llm":
         from airline_gym.users import DEFAULT_USER_MODEL, USER_MODEL_ENV
@@ -568,7 +568,7 @@ def _agent(args: argparse.Namespace) -> Any:
     key = local_api_key(args.agent_model, args.api_base, args.api_key)
     problem = check_credentials(args.agent_model, args.api_base, key)
     if problem:
-        raise ValueError(f"the LLM agent cannot run: {problem}")
+        raise AgentError(f"the LLM agent cannot run: {problem}")
 
     def make(seed: int) -> LiteLLMAgent:
         return LiteLLMAgent(
@@ -672,7 +672,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         _check_plot_support()
     if args.resume and not args.out:
-        raise ValueError("--resume needs --out FILE (the results file to continue)")
+        raise ConfigError("--resume needs --out FILE (the results file to continue)")
     agent = _agent(args)
     task_set = load_task_set(config.tasks)
     _select(task_set, config)  # unknown ids: one line, before anything runs
@@ -688,7 +688,7 @@ def run(args: argparse.Namespace) -> int:
         probe.user.check_ready()
     out = Path(args.out) if args.out else _default_out(args, config)
     if out.exists() and not args.resume:
-        raise ValueError(f"{out} exists: pass --resume to continue it, or choose another --out")
+        raise ConfigError(f"{out} exists: pass --resume to continue it, or choose another --out")
     ran = 0
     with _ProgressDisplay() as display:
 

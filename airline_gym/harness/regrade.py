@@ -36,6 +36,7 @@ from airline_gym.domain.grading import Grade, grade
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, load_task_set, parse_tasks
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.transcript import CallRecord, tool_calls
+from airline_gym.errors import ConfigError, MissingFileError
 
 __all__ = [
     "RegradeResult",
@@ -96,7 +97,7 @@ def _read_json(path: str | os.PathLike[str]) -> Any:
         try:
             return json.load(f)
         except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-            raise ValueError(f"{path}: not valid JSON ({exc})") from None
+            raise ConfigError(f"{path}: not valid JSON ({exc})") from None
 
 
 def load_results(path: str | os.PathLike[str]) -> tuple[list[JSONObject] | None, list[JSONObject]]:
@@ -107,9 +108,9 @@ def load_results(path: str | os.PathLike[str]) -> tuple[list[JSONObject] | None,
     elif isinstance(data, dict) and isinstance(data.get("simulations"), list):
         tasks, sims = data.get("tasks") or None, data["simulations"]
     else:
-        raise ValueError(f"{path}: not a results file (expected 'simulations' or a JSON list)")
+        raise ConfigError(f"{path}: not a results file (expected 'simulations' or a JSON list)")
     if not all(isinstance(s, dict) and "messages" in s for s in sims):
-        raise ValueError(f"{path}: every simulation must be an object with 'messages'")
+        raise ConfigError(f"{path}: every simulation must be an object with 'messages'")
     return tasks, sims
 
 
@@ -122,13 +123,13 @@ def load_task_id_map(path: str | os.PathLike[str]) -> dict[str, str]:
     if isinstance(data, dict) and isinstance(data.get("by_simulation_id"), dict):
         data = data["by_simulation_id"]
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object mapping simulation id to task id")
+        raise ConfigError(f"{path}: expected a JSON object mapping simulation id to task id")
     out: dict[str, str] = {}
     for sim_id, value in data.items():
         if isinstance(value, Mapping):
             value = value.get("recovered_task_id", value.get("task_id"))
         if isinstance(value, bool) or not isinstance(value, (str, int)):
-            raise ValueError(f"{path}: no task id for simulation {sim_id!r}")
+            raise ConfigError(f"{path}: no task id for simulation {sim_id!r}")
         out[str(sim_id)] = str(value)
     return out
 
@@ -227,7 +228,7 @@ def regrade_file(
         sim_id = str(sim.get("id", ""))
         task_id = str(id_map.get(sim_id, sim.get("task_id")))
         if task_id not in by_id:
-            raise ValueError(f"simulation {sim_id!r}: no task {task_id!r} in {source}")
+            raise ConfigError(f"simulation {sim_id!r}: no task {task_id!r} in {source}")
         result = regrade_simulation(sim, by_id[task_id], base)
         result.file = str(path)
         results.append(result)
@@ -336,7 +337,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         missing = [f for f in args.files if not Path(f).is_file()]
         if missing:
-            raise FileNotFoundError(f"no such file: {', '.join(missing)}")
+            raise MissingFileError(f"no such file: {', '.join(missing)}")
         id_map = load_task_id_map(args.task_id_map) if args.task_id_map else None
         per_file = [(f, regrade_file(f, tasks=args.tasks, task_id_map=id_map)) for f in args.files]
     except (OSError, ValueError, KeyError, DataError) as exc:

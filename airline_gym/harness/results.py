@@ -34,6 +34,7 @@ from airline_gym.domain.prompts import STOP
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.transcript import decode_arguments
 from airline_gym.env.actions import DONE_TOOL
+from airline_gym.errors import ConfigError, MissingFileError, require
 
 __all__ = [
     "Comparison",
@@ -82,14 +83,14 @@ class Results:
         if isinstance(data, list):
             data = {"simulations": data}
         if not isinstance(data, dict) or not isinstance(data.get("simulations"), list):
-            raise ValueError(f"{source}: not a results file (expected 'simulations' or a list)")
+            raise ConfigError(f"{source}: not a results file (expected 'simulations' or a list)")
         sims = data["simulations"]
         for i, sim in enumerate(sims):
             if not isinstance(sim, dict) or "task_id" not in sim:
-                raise ValueError(f"{source}: simulation {i} is not an object with a 'task_id'")
+                raise ConfigError(f"{source}: simulation {i} is not an object with a 'task_id'")
         info, tasks = data.get("info") or {}, data.get("tasks") or []
         if not isinstance(info, dict) or not isinstance(tasks, list):
-            raise ValueError(f"{source}: 'info' must be an object and 'tasks' a list")
+            raise ConfigError(f"{source}: 'info' must be an object and 'tasks' a list")
         return cls(
             info=info,
             tasks=tasks,
@@ -102,12 +103,12 @@ class Results:
         """Read a results file (raises ``FileNotFoundError`` or a one-line ``ValueError``)."""
         path = Path(path)
         if not path.is_file():
-            raise FileNotFoundError(f"no such results file: {path}")
+            raise MissingFileError(f"no such results file: {path}")
         with open(path, encoding="utf-8") as f:
             try:
                 data = json.load(f)
             except ValueError as exc:
-                raise ValueError(f"{path}: not valid JSON ({exc})") from None
+                raise ConfigError(f"{path}: not valid JSON ({exc})") from None
         return cls.from_data(data, str(path))
 
     def to_dict(self) -> JSONObject:
@@ -289,22 +290,22 @@ def reward_info(
             checks.append({"info": check.info, "met": check.met, "justification": why})
     gold = {a.action_id: a for a in task.actions}
     action_checks = []
-    for check in grade.action_checks:
-        action = gold.get(check.action_id)
+    for action_check in grade.action_checks:
+        action = gold.get(action_check.action_id)
         action_checks.append(
             {
                 "action": {
-                    "action_id": check.action_id,
+                    "action_id": action_check.action_id,
                     "requestor": _AGENT,
-                    "name": check.name,
-                    "arguments": check.arguments,
+                    "name": action_check.name,
+                    "arguments": action_check.arguments,
                     "info": None,
                     "compare_args": None
                     if action is None or action.compare_args is None
                     else list(action.compare_args),
                 },
-                "action_match": check.met,
-                "action_reward": float(check.met),
+                "action_match": action_check.met,
+                "action_reward": float(action_check.met),
             }
         )
     env_info = {"db_diff": [str(d) for d in grade.db_diff]} if grade.db_diff else None
@@ -597,13 +598,12 @@ def plot_pass_hat_k(
 ) -> None:
     """Draw pass^k against k, one line per named curve, into an image file (needs matplotlib).
 
-    Raises ``ImportError`` with a one-line install hint when matplotlib is missing.
+    Raises :class:`~airline_gym.errors.MissingDependencyError` (an ``ImportError``) naming the
+    ``plot`` extra when matplotlib is missing.
     """
-    try:
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ImportError("plotting needs matplotlib: pip install 'airline-gym[plot]'") from None
-    figure = Figure(figsize=(6, 4), layout="constrained")
+    figure = require("matplotlib.figure", "plot", "plotting").Figure(
+        figsize=(6, 4), layout="constrained"
+    )
     axes = figure.add_subplot()
     for label, values in curves.items():
         ks = sorted(values)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airline_gym.env.airline_env import AirlineEnv
+from airline_gym.errors import ConfigError
 
 
 @dataclass
@@ -88,7 +89,7 @@ async def arun_episodes(
 ) -> list[EpisodeResult]:
     """Run ``(task_id, seed)`` jobs, at most ``concurrency`` at once; results in job order."""
     if concurrency < 1:
-        raise ValueError("concurrency must be at least 1")
+        raise ConfigError("concurrency must be at least 1")
     gate = asyncio.Semaphore(concurrency)
 
     async def one(task_id: str | int | None, seed: int | None) -> EpisodeResult:

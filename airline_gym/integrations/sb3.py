@@ -74,6 +74,7 @@ import numpy as np
 from airline_gym.agents import text_message, tool_call_message
 from airline_gym.domain.tools import TOOLS
 from airline_gym.env.actions import DONE_TOOL
+from airline_gym.errors import ConfigError
 from airline_gym.users.scripted import RESERVATION_ID_RE, USER_ID_RE
 
 if TYPE_CHECKING:
@@ -291,7 +292,7 @@ def _people(user: dict[str, Any]) -> list[dict[str, str]]:
     for person in user.get("saved_passengers") or ():
         entry = {k: person.get(k) for k in ("first_name", "last_name", "dob")}
         if all(isinstance(v, str) for v in entry.values()) and entry not in people:
-            people.append(entry)  # type: ignore[arg-type]
+            people.append(entry)
     return people
 
 
@@ -471,9 +472,9 @@ class CandidateActionWrapper(gym.Wrapper[np.ndarray, np.int64, list[dict[str, An
         """
         super().__init__(env)
         if n < 4 or max_actions < 1:
-            raise ValueError("n must be at least 4 and max_actions at least 1")
+            raise ConfigError("n must be at least 4 and max_actions at least 1")
         if padding not in PADDINGS:
-            raise ValueError(f"padding must be one of {PADDINGS}; got {padding!r}")
+            raise ConfigError(f"padding must be one of {PADDINGS}; got {padding!r}")
         self.n = n
         self.padding = padding
         self.max_actions = max_actions
@@ -514,9 +515,11 @@ class CandidateActionWrapper(gym.Wrapper[np.ndarray, np.int64, list[dict[str, An
             reward = -self.noop_penalty
             info = {**self._info, "noop": True}
         else:
-            observation, reward, terminated, truncated, info = self.env.step(
+            inner: gym.Env[Any, Any] = self.env
+            observation, raw, terminated, truncated, info = inner.step(
                 candidate.to_action(f"call_{self._actions}")
             )
+            reward = float(raw)
             self.knowledge.record(candidate, observation)
             self._info = self._light(info)
             info = {**self._info, "action": str(candidate)}
@@ -684,12 +687,12 @@ def evaluate(
     rewards = []
     for episode in range(episodes):
         observation, _ = env.reset(seed=seed + episode)
-        done, info = False, {}
+        done, info = False, dict[str, Any]()
         while not done:
             if hasattr(policy, "predict"):
                 action, _ = policy.predict(observation, deterministic=deterministic)
             else:
-                action = policy(observation)  # type: ignore[operator]
+                action = policy(observation)
             observation, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
         rewards.append(float(info.get("reward_info", {}).get("reward", 0.0)))

@@ -198,7 +198,7 @@ def dataset_rows(
         ids = [task_set[t].id for t in task_ids]
     system = agent_system_prompt(data_dir)
     counter = itertools.count(seed)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for _ in range(repeats):
         for task_id in ids:
             rows.append(

@@ -22,6 +22,8 @@ from dataclasses import fields as dataclass_fields
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
+from airline_gym.errors import ConfigError, LLMError
+
 __all__ = [
     "ChatModel",
     "ChatReply",
@@ -51,29 +53,6 @@ RESERVED_KWARGS = frozenset(
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _MAX_DETAIL = 400
 _jitter = random.Random()  # private RNG: never perturbs the user's seeded global `random`
-
-
-class LLMError(RuntimeError):
-    """An LLM call failed for good (retries exhausted, or a non-retryable error).
-
-    ``cause`` is a one-line human-readable reason, ``attempts`` the number of requests made,
-    ``status_code`` the last HTTP status if any, ``retryable`` whether the last failure was
-    transient. The underlying exception, if any, is chained as ``__cause__``.
-    """
-
-    def __init__(
-        self,
-        cause: str,
-        *,
-        attempts: int = 0,
-        status_code: int | None = None,
-        retryable: bool = False,
-    ) -> None:
-        super().__init__(cause)
-        self.cause = cause
-        self.attempts = attempts
-        self.status_code = status_code
-        self.retryable = retryable
 
 
 @dataclass
@@ -135,7 +114,7 @@ def _headers_of(exc: BaseException) -> Mapping[str, str] | None:
     for attr in ("litellm_response_headers", "headers"):
         headers = getattr(exc, attr, None)
         if headers:
-            return headers  # type: ignore[no-any-return]
+            return headers
     response = getattr(exc, "response", None)
     return getattr(response, "headers", None)
 
@@ -272,9 +251,9 @@ class LiteLLMChatModel:
     def __post_init__(self) -> None:
         clash = RESERVED_KWARGS.intersection(self.extra)
         if clash:
-            raise ValueError(f"extra must not set {sorted(clash)}; use the dataclass fields")
+            raise ConfigError(f"extra must not set {sorted(clash)}; use the dataclass fields")
         if self.max_retries < 0 or self.timeout <= 0 or self.backoff < 0:
-            raise ValueError("need max_retries >= 0, timeout > 0 and backoff >= 0")
+            raise ConfigError("need max_retries >= 0, timeout > 0 and backoff >= 0")
 
     # -- public API ------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from airline_gym.domain.database import AirlineDB, PristineDB, load_pristine
 from airline_gym.domain.grading import grade
 from airline_gym.domain.tasks import Task, load_task_set
 from airline_gym.domain.toolbox import execute
+from airline_gym.errors import ConfigError
 
 GREETING = {"role": "assistant", "content": "Hi! How can I help you today?"}
 # The spec's worked example: one economy seat JFK-ATL, insurance and one paid bag (221 dollars).
@@ -147,7 +148,9 @@ def env_figures(repeat: int, episodes: int = 200, live_envs: int = 1000) -> dict
         env.step(read)
         step_times.append(time.perf_counter() - start)
 
-    tasks = env.unwrapped.task_set
+    airline = env.unwrapped
+    assert isinstance(airline, AirlineEnv)
+    tasks = airline.task_set
     jobs = [(t.id, i) for i, t in enumerate(list(tasks) * (episodes // len(tasks) + 1))][:episodes]
     start = time.perf_counter()
     run_episodes(lambda: AirlineEnv(user="scripted"), lambda: GoldAgent(tasks), jobs, 64)
@@ -211,7 +214,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym bench``."""
     if args.repeat < 1:
-        raise ValueError("--repeat must be at least 1")
+        raise ConfigError("--repeat must be at least 1")
     if args.vs_reference:
         from airline_gym.testing import bench_reference
 

@@ -39,6 +39,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from airline_gym.errors import ConfigError
+
 __all__ = [
     "Figure",
     "add_arguments",
@@ -623,7 +625,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     for name in ("repeat", "gold_tasks", "live_envs", "reference_live_envs"):
         if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
+            raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
     figures, checks = run_vs_reference(
         repeat=args.repeat,
         task_id=str(args.task),

@@ -47,6 +47,7 @@ from airline_gym.domain.database import (
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.tools import WRITE_TOOLS
 from airline_gym.env.actions import DONE_TOOL
+from airline_gym.errors import AirlineGymError
 
 __all__ = [
     "ActionGenerator",
@@ -88,7 +89,7 @@ BAD_NAMES = ("nope", "get_user", "", "GET_USER_DETAILS", "book reservation", "__
 UNKNOWN_IDS = ("", "ZZZZZZ", "nobody_0000", "HAT999", "credit_card_0", "x" * 300)
 
 
-class SoakFailure(AssertionError):
+class SoakFailure(AirlineGymError, AssertionError):
     """A soak check failed; the message says which, with the seed, task and episode."""
 
 
@@ -556,7 +557,7 @@ def replay_matches(base: PristineDB, db: AirlineDB, messages: list[dict[str, Any
 
 def negatives_in(db: AirlineDB) -> list[tuple[str, str, tuple[str, ...], float]]:
     """(table, key, path, value) of seat counts and stored balances below zero."""
-    found = []
+    found: list[tuple[str, str, tuple[str, ...], float]] = []
     for key in db.touched("users"):
         user = db.user(key)
         assert user is not None
