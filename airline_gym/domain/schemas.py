@@ -1,59 +1,37 @@
-"""OpenAI function-calling schemas for the tools, built from their signatures and docstrings.
+"""The tools array a model reads: the reference's OpenAI schemas, byte for byte (spec §7, §13.10).
 
-The tool docstrings are the product text the LLM reads: the first paragraph(s) become the
-description and the ``Args:`` section the per-argument descriptions.
+The texts (tool descriptions, argument and field descriptions, the gym's ``done`` tool) are read
+from the fetched reference sources at run time (:mod:`airline_gym.domain.reference_texts`); the
+types come from our tools' signatures. The layout is what the reference gets from pydantic's
+``model_json_schema()`` for a model titled ``"parameters"``: keys sorted, except inside
+``properties``; a ``title`` per property (the name title-cased); ``enum`` + ``type`` for
+literals; lists of objects as ``items: {"anyOf": [{"$ref": "#/$defs/<Model>"},
+{"additionalProperties": true, "type": "object"}]}`` with the model under ``$defs``; ``required``
+absent when there are no arguments. ``json.dumps`` of each schema equals the reference's (a
+differential test checks it).
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
-import re
+import os
 import typing
 from functools import cache
 from typing import Any, Literal, get_args, get_origin, is_typeddict
 
-from airline_gym.domain.tools import FIELD_DESCRIPTIONS, TOOLS, ToolFunction
+from airline_gym.domain.reference_texts import ReferenceTexts, reference_texts
+from airline_gym.domain.tools import TOOLS, FlightInfo, PassengerInfo, PaymentEntry, ToolFunction
 
 JSONSchema = dict[str, Any]
-_ARG_LINE = re.compile(r"^    (\w+): (.*)$")
 
-
-def split_docstring(func: ToolFunction) -> tuple[str, dict[str, str]]:
-    """(description, {argument: description}) from a Google-style docstring."""
-    body, _, args_section = (inspect.getdoc(func) or "").partition("\nArgs:\n")
-    args: dict[str, str] = {}
-    current = ""
-    for line in args_section.splitlines():
-        match = _ARG_LINE.match(line)
-        if match:
-            current = match.group(1)
-            args[current] = match.group(2).strip()
-        elif current and line.strip():
-            args[current] += " " + line.strip()
-    return body.strip(), args
-
-
-def type_schema(annotation: Any) -> JSONSchema:
-    """JSON schema of one annotation used by the tools."""
-    if annotation is str:
-        return {"type": "string"}
-    if annotation is int:
-        return {"type": "integer"}
-    if get_origin(annotation) is Literal:
-        return {"type": "string", "enum": list(get_args(annotation))}
-    if get_origin(annotation) is list:
-        return {"type": "array", "items": type_schema(get_args(annotation)[0])}
-    if is_typeddict(annotation):
-        hints = typing.get_type_hints(annotation)
-        return {
-            "type": "object",
-            "properties": {
-                name: {**type_schema(hint), "description": FIELD_DESCRIPTIONS[name]}
-                for name, hint in hints.items()
-            },
-            "required": list(hints),
-        }
-    raise TypeError(f"no JSON schema for {annotation!r}")
+#: The reference's model name of each argument object type (its ``$defs`` key).
+MODEL_NAMES: dict[Any, str] = {
+    FlightInfo: "FlightInfo",
+    PassengerInfo: "Passenger",
+    PaymentEntry: "Payment",
+}
+DONE_TOOL = "done"
 
 
 @cache
@@ -64,29 +42,93 @@ def parameters(func: ToolFunction) -> dict[str, Any]:
     return {name: hints[name] for name in names}
 
 
-@cache
-def tool_schemas() -> tuple[JSONSchema, ...]:
-    """The 14 tools in the reference's order, as OpenAI ``{"type": "function", ...}`` dicts."""
-    out = []
-    for name, func in TOOLS.items():
-        description, arg_docs = split_docstring(func)
-        params = parameters(func)
-        properties = {
-            arg: {**type_schema(hint), "description": arg_docs[arg]} for arg, hint in params.items()
+def _title(name: str) -> str:
+    return name.replace("_", " ").title()
+
+
+def _property(name: str, annotation: Any, description: str | None, defs: JSONSchema) -> JSONSchema:
+    """One property, keys in pydantic's (sorted) order; object types are added to ``defs``."""
+    prop: JSONSchema = {}
+    if description is not None:
+        prop["description"] = description
+    if annotation is str:
+        prop.update(title=_title(name), type="string")
+    elif annotation is int:
+        prop.update(title=_title(name), type="integer")
+    elif get_origin(annotation) is Literal:
+        prop.update(enum=list(get_args(annotation)), title=_title(name), type="string")
+    elif get_origin(annotation) is list and is_typeddict(get_args(annotation)[0]):
+        model = MODEL_NAMES[get_args(annotation)[0]]
+        any_of = [{"$ref": f"#/$defs/{model}"}, {"additionalProperties": True, "type": "object"}]
+        prop.update(items={"anyOf": any_of}, title=_title(name), type="array")
+        defs[model] = get_args(annotation)[0]
+    else:  # pragma: no cover - every tool annotation is handled above
+        raise TypeError(f"no JSON schema for {annotation!r}")
+    return prop
+
+
+def _object(title: str, properties: JSONSchema, required: list[str]) -> JSONSchema:
+    schema: JSONSchema = {"properties": properties}
+    if required:
+        schema["required"] = required
+    schema.update(title=title, type="object")
+    return schema
+
+
+def _model_schema(model: str, typed_dict: Any, texts: ReferenceTexts) -> JSONSchema:
+    hints = typing.get_type_hints(typed_dict)
+    descriptions = texts.fields.get(model, {})
+    properties = {
+        field: _property(field, hint, descriptions.get(field), {}) for field, hint in hints.items()
+    }
+    return _object(model, properties, list(hints))
+
+
+def _tool_schema(name: str, func: ToolFunction, texts: ReferenceTexts) -> JSONSchema:
+    text = texts.tools.get(name)
+    arg_docs = text.arguments if text is not None else {}
+    params = parameters(func)
+    defs: JSONSchema = {}
+    properties = {
+        arg: _property(arg, hint, arg_docs.get(arg), defs) for arg, hint in params.items()
+    }
+    schema = _object("parameters", properties, list(params))
+    if defs:
+        schema = {
+            "$defs": {m: _model_schema(m, defs[m], texts) for m in sorted(defs)},
+            **schema,
         }
-        out.append(
-            {
-                "type": "function",
-                "function": {
-                    "name": name,
-                    "description": description,
-                    "parameters": {
-                        "type": "object",
-                        "properties": properties,
-                        "required": list(params),
-                        "additionalProperties": False,
-                    },
-                },
-            }
-        )
-    return tuple(out)
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": text.description if text is not None else name,
+            "parameters": schema,
+        },
+    }
+
+
+@cache
+def _schemas(texts: ReferenceTexts) -> tuple[JSONSchema, ...]:
+    return tuple(_tool_schema(name, func, texts) for name, func in TOOLS.items())
+
+
+def tool_schemas(data_dir: str | os.PathLike[str] | None = None) -> list[JSONSchema]:
+    """The 14 tools in the reference's order, as OpenAI ``{"type": "function", ...}`` dicts.
+
+    Each call returns fresh copies: changing them changes nothing else.
+    """
+    return copy.deepcopy(list(_schemas(reference_texts(data_dir))))
+
+
+def done_schema(data_dir: str | os.PathLike[str] | None = None) -> JSONSchema:
+    """The gym protocol's ``done`` tool, as the reference's ``as_tool(done)`` gives it."""
+    description = reference_texts(data_dir).done
+    return {
+        "type": "function",
+        "function": {
+            "name": DONE_TOOL,
+            "description": description,
+            "parameters": _object("parameters", {}, []),
+        },
+    }

@@ -2,8 +2,8 @@
 
 Each tool takes an :class:`AirlineDB` view plus already-validated keyword arguments and returns
 either a plain string or a JSON-serialisable value; failures raise :class:`ToolError`, whose
-message the agent sees after ``Error: ``. Argument checking lives in ``validation``; the
-descriptions the LLM reads live in ``schemas``.
+message the agent sees after ``Error: ``. Argument checking lives in ``validation``. The
+docstrings here document our code; what a model reads is the reference's text (``schemas``).
 """
 
 from __future__ import annotations
@@ -72,17 +72,6 @@ class PaymentEntry(TypedDict):
 
     payment_id: str
     amount: int
-
-
-FIELD_DESCRIPTIONS: dict[str, str] = {
-    "flight_number": "The flight number, for example 'HAT001'.",
-    "date": "The flight date as 'YYYY-MM-DD', for example '2024-05-20'.",
-    "first_name": "The passenger's first name.",
-    "last_name": "The passenger's last name.",
-    "dob": "The passenger's date of birth as 'YYYY-MM-DD'.",
-    "payment_id": "A stored payment method id, for example 'gift_card_7815826'.",
-    "amount": "Whole dollars charged to this payment method.",
-}
 
 
 class ToolError(ActionError):

@@ -16,18 +16,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from airline_gym.domain.schemas import DONE_TOOL
 from airline_gym.domain.tools import TOOLS
 from airline_gym.errors import ActionError
 
-DONE_TOOL = "done"
-DONE_SCHEMA: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": DONE_TOOL,
-        "description": "Call this when the conversation is over and you are done with the task.",
-        "parameters": {"type": "object", "properties": {}, "required": []},
-    },
-}
+__all__ = ["DONE_TOOL", "ActionError", "AgentMessage", "ToolCall", "parse_action"]
 _FUNCTIONAL = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*$", re.DOTALL)
 MAX_ACTION_CHARS = 1_000_000
 

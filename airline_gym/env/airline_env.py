@@ -46,9 +46,8 @@ import gymnasium as gym
 from airline_gym.domain.database import load_pristine
 from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
 from airline_gym.domain.prompts import agent_system_prompt
-from airline_gym.domain.schemas import tool_schemas
+from airline_gym.domain.schemas import done_schema, tool_schemas
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, TaskSet, load_task_set, task_key
-from airline_gym.env.actions import DONE_SCHEMA
 from airline_gym.env.episode import Episode, Message
 from airline_gym.env.render import transcript
 from airline_gym.env.rewards import RewardConfig
@@ -117,7 +116,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         )
         self.base = load_pristine(None if data_dir is None else _db_path(data_dir))
         self.system_prompt = agent_system_prompt(data_dir)
-        self.tools = [*tool_schemas(), DONE_SCHEMA]
+        self.tools = [*tool_schemas(data_dir), done_schema(data_dir)]
         self.action_space = AssistantMessageSpace(self.tools)
         self.observation_space = MessageListSpace()
         self.episode: Episode | None = None

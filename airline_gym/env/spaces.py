@@ -16,8 +16,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from airline_gym.domain.schemas import tool_schemas
-from airline_gym.env.actions import DONE_SCHEMA, ActionError, parse_action
+from airline_gym.domain.schemas import done_schema, tool_schemas
+from airline_gym.env.actions import ActionError, parse_action
 
 OBSERVATION_ROLES = ("user", "tool", "system")
 _WORDS = (
@@ -46,7 +46,17 @@ def _random_text(rng: np.random.Generator, max_words: int = 8) -> str:
     return " ".join(str(rng.choice(_WORDS)) for _ in range(n))
 
 
-def _random_value(schema: dict[str, Any], rng: np.random.Generator, depth: int = 0) -> Any:
+def _random_value(
+    schema: dict[str, Any],
+    rng: np.random.Generator,
+    depth: int = 0,
+    defs: dict[str, Any] | None = None,
+) -> Any:
+    defs = schema.get("$defs", defs)
+    if "anyOf" in schema:  # the reference's list items: the model first, then any object
+        schema = schema["anyOf"][0]
+    if "$ref" in schema and defs:
+        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
     kind = schema.get("type")
     if "enum" in schema:
         return str(rng.choice(schema["enum"]))
@@ -56,10 +66,11 @@ def _random_value(schema: dict[str, Any], rng: np.random.Generator, depth: int =
         return int(rng.integers(-5, 500))
     if kind == "array":
         return [
-            _random_value(schema["items"], rng, depth + 1) for _ in range(int(rng.integers(0, 3)))
+            _random_value(schema["items"], rng, depth + 1, defs)
+            for _ in range(int(rng.integers(0, 3)))
         ]
     if kind == "object":
-        return {k: _random_value(v, rng, depth + 1) for k, v in schema["properties"].items()}
+        return {k: _random_value(v, rng, depth + 1, defs) for k, v in schema["properties"].items()}
     return None
 
 
@@ -73,7 +84,7 @@ class AssistantMessageSpace(gym.Space[Any]):
 
     def __init__(self, tools: Sequence[dict[str, Any]] | None = None, seed: int | None = None):
         super().__init__(shape=None, dtype=None, seed=seed)
-        self.tools = list(tools) if tools is not None else [*tool_schemas(), DONE_SCHEMA]
+        self.tools = list(tools) if tools is not None else [*tool_schemas(), done_schema()]
 
     @property
     def is_np_flattenable(self) -> bool:

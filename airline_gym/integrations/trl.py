@@ -6,8 +6,8 @@ message), public methods that become the model's tools (from their type hints an
 docstrings), and optionally ``get_reward()``. :class:`AirlineToolEnv` exposes
 
 - the 14 airline tools as methods with the same names, arguments and descriptions as the
-  OpenAI schemas the env gives any other agent (generated from ``airline_gym.domain.tools``,
-  never copied by hand);
+  OpenAI schemas the env gives any other agent (the reference's texts, read from the fetched
+  data when the first environment is built; never copied by hand);
 - ``respond_to_user(message)``, the only way to talk to the customer (it returns the reply);
 - ``done()``, which ends the conversation and grades it.
 
@@ -39,14 +39,13 @@ from __future__ import annotations
 
 import inspect
 import itertools
-import typing
 from collections.abc import Callable, Sequence
-from typing import Any, is_typeddict
+from typing import Any
 
 from airline_gym.domain.prompts import agent_system_prompt
-from airline_gym.domain.schemas import parameters, split_docstring, type_schema
+from airline_gym.domain.schemas import JSONSchema, done_schema, parameters, tool_schemas
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
-from airline_gym.domain.tools import FIELD_DESCRIPTIONS, TOOLS
+from airline_gym.domain.tools import TOOLS
 from airline_gym.env.actions import DONE_TOOL
 from airline_gym.env.airline_env import AirlineEnv
 
@@ -71,37 +70,52 @@ _RETURNS = (
 )
 
 
-def _type_name(hint: Any) -> str:
-    schema = type_schema(hint)
-    return str(schema["type"])
-
-
-def _arg_doc(description: str, hint: Any) -> str:
-    """One-line argument description; list items of a TypedDict get their keys spelled out."""
-    items = typing.get_args(hint)
-    if typing.get_origin(hint) is list and items and is_typeddict(items[0]):
-        fields = typing.get_type_hints(items[0])
+def _arg_doc(prop: JSONSchema, defs: JSONSchema) -> str:
+    """One-line argument description; list items of an object model get their keys spelled out."""
+    description = str(prop.get("description", ""))
+    ref = (prop.get("items", {}).get("anyOf") or [{}])[0].get("$ref")
+    if ref:
+        fields = defs[ref.rsplit("/", 1)[-1]]["properties"]
         keys = "; ".join(
-            f"{key} ({_type_name(h)}) - {FIELD_DESCRIPTIONS[key].rstrip('.')}"
-            for key, h in fields.items()
+            f"{key} ({field['type']}) - {str(field.get('description', '')).rstrip('.')}"
+            for key, field in fields.items()
         )
         description = f"{description} Each item is an object with these keys: {keys}."
     return " ".join(description.split())
 
 
-def _docstring(description: str, params: dict[str, Any], arg_docs: dict[str, str]) -> str:
-    lines = [" ".join(description.split())]
-    if params:
+def _docstring(schema: JSONSchema) -> str:
+    """A Google-style docstring with the texts of one OpenAI tool schema."""
+    function = schema["function"]
+    params = function["parameters"]
+    lines = [" ".join(function["description"].split())]
+    if params["properties"]:
+        defs = params.get("$defs", {})
         lines += ["", "Args:"]
-        lines += [f"    {name}: {_arg_doc(arg_docs[name], hint)}" for name, hint in params.items()]
+        lines += [f"    {k}: {_arg_doc(p, defs)}" for k, p in params["properties"].items()]
     lines += ["", "Returns:", f"    {_RETURNS}"]
     return "\n".join(lines)
 
 
+_DOCS_FILLED = False
+
+
+def _fill_docstrings(data_dir: Any = None) -> None:
+    """Give the tool methods the reference's texts (read once, on the first environment)."""
+    global _DOCS_FILLED
+    if _DOCS_FILLED:
+        return
+    for schema in [*tool_schemas(data_dir), done_schema(data_dir)]:
+        getattr(AirlineToolEnv, schema["function"]["name"]).__doc__ = _docstring(schema)
+    _DOCS_FILLED = True
+
+
 def _tool_method(name: str) -> Callable[..., str]:
-    """A method with the tool's typed signature and docstring that runs it in the episode."""
+    """A method with the tool's typed signature that runs it in the episode.
+
+    Its docstring (the reference's texts) is filled in by :func:`_fill_docstrings`.
+    """
     func = TOOLS[name]
-    description, arg_docs = split_docstring(func)
     params = parameters(func)
     signature = inspect.Signature(
         [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
@@ -120,7 +134,7 @@ def _tool_method(name: str) -> Callable[..., str]:
 
     method.__name__ = name
     method.__qualname__ = f"AirlineToolEnv.{name}"
-    method.__doc__ = _docstring(description, params, arg_docs)
+    method.__doc__ = f"The airline tool {name}."
     method.__annotations__ = {**params, "return": str}
     method.__signature__ = signature  # type: ignore[attr-defined]
     return method
@@ -137,6 +151,7 @@ class AirlineToolEnv:
     """
 
     def __init__(self, **env_kwargs: Any) -> None:
+        _fill_docstrings(env_kwargs.get("data_dir"))
         self.env_kwargs = dict(env_kwargs)
         self._env: AirlineEnv | None = None
         self._ids = itertools.count()
@@ -184,11 +199,7 @@ class AirlineToolEnv:
         return "(The conversation is over.)"
 
     def done(self) -> str:
-        """Call this when the conversation is over and you are done with the task.
-
-        Returns:
-            A confirmation that the conversation has ended.
-        """
+        """End the conversation (the reference gym's ``done`` text is filled in at run time)."""
         return self._call_tool(DONE_TOOL, {})
 
     def get_reward(self) -> float:

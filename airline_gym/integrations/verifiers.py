@@ -43,9 +43,8 @@ from functools import cache
 from typing import Any
 
 from airline_gym.domain.prompts import agent_system_prompt
-from airline_gym.domain.schemas import tool_schemas
+from airline_gym.domain.schemas import done_schema, tool_schemas
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
-from airline_gym.env.actions import DONE_SCHEMA
 from airline_gym.env.airline_env import AirlineEnv
 
 __all__ = [
@@ -219,7 +218,7 @@ class AirlineVerifiersEnv(AirlineHooks):
     def __init__(self, env_kwargs: Mapping[str, Any] | None = None, max_turns: int = -1) -> None:
         self.env_kwargs = dict(env_kwargs or {})
         self.max_turns = max_turns
-        self.oai_tools = [*tool_schemas(), DONE_SCHEMA]
+        self.oai_tools = [*tool_schemas(), done_schema()]
 
     @_stop()
     async def max_turns_reached(self, state: State) -> bool:
@@ -275,7 +274,7 @@ def load_environment(
     return _verifiers_env_class()(
         dataset=Dataset.from_list(rows),
         rubric=vf.Rubric(funcs=[airline_reward], weights=[1.0]),
-        oai_tools=[*tool_schemas(), DONE_SCHEMA],
+        oai_tools=[*tool_schemas(), done_schema()],
         env_kwargs=env_kwargs,
         max_turns=max_turns,
         **kwargs,

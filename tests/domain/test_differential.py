@@ -52,7 +52,6 @@ from airline_gym.domain.database import (
     db_hash,
     load_pristine,
 )
-from airline_gym.domain.schemas import tool_schemas
 from airline_gym.domain.toolbox import ToolResult, execute
 from airline_gym.domain.tools import TOOLS, WRITE_TOOLS
 
@@ -1069,49 +1068,6 @@ def test_huge_integral_floats_have_the_reference_db_effect(
     mine = execute(ours, name, copy.deepcopy(args))
     assert mine.error, f"ours accepted what the reference refuses: {mine.content[:300]}"
     assert db_hash(ours) == reference.fast_hash() == PRISTINE_DB_HASH
-
-
-def _schema_shape(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    """Types, enums, property names and required lists of a schema; descriptions dropped."""
-    if "$ref" in schema:
-        return _schema_shape(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
-    if "anyOf" in schema:  # the reference's `Model | dict`: the typed branch is the contract
-        typed = [
-            s for s in schema["anyOf"] if s != {"type": "object", "additionalProperties": True}
-        ]
-        assert len(typed) == 1, schema
-        return _schema_shape(typed[0], defs)
-    shape: dict[str, Any] = {"type": schema.get("type")}
-    if "enum" in schema:
-        shape["enum"] = list(schema["enum"])
-    if "items" in schema:
-        shape["items"] = _schema_shape(schema["items"], defs)
-    if schema.get("type") == "object":
-        properties = schema.get("properties", {})
-        shape["properties"] = {k: _schema_shape(v, defs) for k, v in properties.items()}
-        shape["property_order"] = list(properties)
-        shape["required"] = list(schema.get("required", []))
-    return shape
-
-
-def test_tool_schemas_match_reference() -> None:
-    """Same 14 tools in the same order, same argument names/types/enums/required lists."""
-    env = get_environment()
-    theirs = [tool.openai_schema for tool in env.get_tools()]
-    ours = list(tool_schemas())
-    assert [s["function"]["name"] for s in ours] == [s["function"]["name"] for s in theirs]
-    assert [s["function"]["name"] for s in ours] == list(TOOLS)
-    for mine, reference_schema in zip(ours, theirs, strict=True):
-        assert mine["type"] == reference_schema["type"] == "function"
-        name = mine["function"]["name"]
-        ref_params = reference_schema["function"]["parameters"]
-        my_params = mine["function"]["parameters"]
-        assert _schema_shape(my_params, {}) == _schema_shape(
-            ref_params, ref_params.get("$defs", {})
-        ), name
-        assert mine["function"]["description"], f"{name} has no description"
-        for arg, prop in my_params["properties"].items():
-            assert prop.get("description"), f"{name}.{arg} has no description"
 
 
 def test_pristine_db_unchanged_after_sequences(reference: Reference, pristine: PristineDB) -> None:

@@ -20,8 +20,7 @@ import typing
 import pytest
 
 from airline_gym.agents import tool_call_message
-from airline_gym.domain.schemas import tool_schemas
-from airline_gym.env.actions import DONE_SCHEMA
+from airline_gym.domain.schemas import done_schema, tool_schemas
 from airline_gym.integrations.trl import (
     TRL_INSTRUCTIONS,
     AirlineToolEnv,
@@ -92,7 +91,7 @@ def json_schema(method) -> dict:
 def test_trl_tools_mirror_the_env_tool_schemas():
     env = AirlineToolEnv(user="scripted")
     tools = trl_tools(env)
-    ours = {s["function"]["name"]: s["function"] for s in [*tool_schemas(), DONE_SCHEMA]}
+    ours = {s["function"]["name"]: s["function"] for s in [*tool_schemas(), done_schema()]}
     assert set(tools) == set(ours) | {"respond_to_user"}
     for name, method in tools.items():
         schema = json_schema(method)["function"]
@@ -103,15 +102,16 @@ def test_trl_tools_mirror_the_env_tool_schemas():
         reference = ours[name]
         assert schema["description"] == " ".join(reference["description"].split())
         params, ref_params = schema["parameters"], reference["parameters"]
-        assert params.get("required", []) == ref_params["required"]
+        assert params.get("required", []) == ref_params.get("required", [])
         assert list(params["properties"]) == list(ref_params["properties"])
         for arg, prop in params["properties"].items():
             ref = ref_params["properties"][arg]
             assert prop["type"] == ref["type"]
             assert prop.get("enum") == ref.get("enum")
             assert prop["description"].startswith(" ".join(ref["description"].split()))
-            if ref["type"] == "array" and ref["items"]["type"] == "object":
-                for key in ref["items"]["properties"]:  # item keys spelled out for the model
+            if ref["type"] == "array":  # the item model's keys are spelled out for the model
+                model = ref["items"]["anyOf"][0]["$ref"].rsplit("/", 1)[-1]
+                for key in ref_params["$defs"][model]["properties"]:
                     assert key in prop["description"]
         assert typing.get_type_hints(method)["return"] is str
 
