@@ -96,6 +96,24 @@ class Grade:
 _GOLD_CACHE: dict[tuple[int, str], AirlineDB] = {}
 
 
+_GOLD_FIELDS: dict[int, tuple[AirlineDB, int]] = {}  # id(gold DB) -> (gold DB, fields changed)
+
+
+def db_credit(task: Task, db: AirlineDB) -> float:
+    """Partial credit for the DB, in [0, 1]: one minus the share of fields still wrong.
+
+    The share is relative to the fields the task's gold actions change (at least 1): a DB that
+    matches the gold DB scores 1, an untouched one 0 unless the gold actions change nothing,
+    and wrong extra changes count against it. Used by reward shaping, never by the official
+    reward.
+    """
+    gold = gold_db(task, db.base)
+    known = _GOLD_FIELDS.get(id(gold))
+    if known is None or known[0] is not gold:
+        known = _GOLD_FIELDS[id(gold)] = (gold, max(1, len(db_diff(db.base.fork(), gold))))
+    return max(0.0, 1.0 - len(db_diff(db, gold)) / known[1])
+
+
 def gold_db(task: Task, base: PristineDB) -> AirlineDB:
     """The DB after the task's gold actions (computed once per task and pristine DB)."""
     key = (id(base), canonical_json([task.id, [(a.name, a.arguments) for a in task.actions]]))

@@ -14,7 +14,6 @@ from airline_gym.errors import ConfigError, MissingFileError, UnknownIdError
 
 DEFAULT_TASK_SET = "tau2"
 DEFAULT_REWARD_BASIS: tuple[str, ...] = ("DB", "COMMUNICATE")
-SPLITS = ("train", "test", "base")
 
 
 @dataclass(frozen=True)

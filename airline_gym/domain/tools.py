@@ -15,14 +15,13 @@ from airline_gym.domain import records
 from airline_gym.domain.calculator import CalculationError
 from airline_gym.domain.calculator import calculate as _calculate
 from airline_gym.domain.database import AirlineDB
+from airline_gym.domain.policy import BAG_FEE, INSURANCE_FEE
 from airline_gym.domain.records import Record
 from airline_gym.errors import ActionError
 
 NOW = "2024-05-15T15:00:00"
 NEW_RESERVATION_IDS = ("HATHAT", "HATHAU", "HATHAV")
 NEW_CERTIFICATE_IDS = ("certificate_3221322", "certificate_3221323", "certificate_3221324")
-INSURANCE_FEE = 30
-BAG_FEE = 50
 AIRPORTS: tuple[tuple[str, str], ...] = (
     ("SFO", "San Francisco"),
     ("JFK", "New York"),
@@ -84,11 +83,6 @@ def _user(db: AirlineDB, user_id: str) -> Record:
     if user is None:
         raise ToolError(f"User {user_id} not found")
     return user
-
-
-def _user_for_write(db: AirlineDB, user_id: str) -> Record:
-    _user(db, user_id)
-    return db.user_for_write(user_id)  # type: ignore[return-value]
 
 
 def _reservation(db: AirlineDB, reservation_id: str) -> Record:

@@ -19,11 +19,11 @@ from typing import Any
 
 from airline_gym.domain.database import AirlineDB, PristineDB, load_pristine
 from airline_gym.domain.grading import grade
+from airline_gym.domain.prompts import GREETING
 from airline_gym.domain.tasks import Task, load_task_set
 from airline_gym.domain.toolbox import execute
 from airline_gym.errors import ConfigError
 
-GREETING = {"role": "assistant", "content": "Hi! How can I help you today?"}
 # The spec's worked example: one economy seat JFK-ATL, insurance and one paid bag (221 dollars).
 SAMPLE_BOOKING: dict[str, Any] = {
     "user_id": "mia_li_3668",
@@ -54,7 +54,7 @@ def median_seconds(fn: Callable[[], Any], repeat: int) -> float:
 def gold_episode(task: Task, base: PristineDB) -> tuple[AirlineDB, list[dict[str, Any]]]:
     """Replay the task's gold actions on a fresh view; return it with an OpenAI transcript."""
     db = base.fork()
-    messages: list[dict[str, Any]] = [GREETING]
+    messages: list[dict[str, Any]] = [{"role": "assistant", "content": GREETING}]
     for i, action in enumerate(task.actions):
         result = execute(db, action.name, action.arguments)
         call = {

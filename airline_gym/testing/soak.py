@@ -44,6 +44,7 @@ from airline_gym.domain.database import (
     load_pristine,
     same_db,
 )
+from airline_gym.domain.policy import CABINS
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.tools import WRITE_TOOLS
 from airline_gym.env.actions import DONE_TOOL
@@ -61,7 +62,6 @@ __all__ = [
     "well_typed_calls",
 ]
 
-CABINS = ("business", "economy", "basic_economy")
 BOOKABLE_DATES = tuple(f"2024-05-{day:02d}" for day in range(16, 31))
 PAST_DATES = tuple(f"2024-05-{day:02d}" for day in range(1, 16))
 FIRST_NAMES = ("Mia", "Noah", "Chen", "Olivia", "Yusuf", "Sofia", "Liam", "Ivan", "Zoë", "أحمد")
