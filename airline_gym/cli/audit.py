@@ -29,7 +29,8 @@ def audit(
 ) -> dict[str, list[str]]:
     """Agent name -> ids of the tasks it passes (``noop``, ``transfer``, ``gold``)."""
     from airline_gym.env.airline_env import AirlineEnv
-    from airline_gym.harness.evaluate import builtin_agent, run_episode
+    from airline_gym.harness.evaluate import builtin_agent
+    from airline_gym.harness.runner import run_episode
 
     task_set = load_task_set(tasks)
     ids = [t.id for t in task_set.split(split)]
@@ -37,8 +38,8 @@ def audit(
     passed: dict[str, list[str]] = {name: [] for name in AUDITED}
     for name in AUDITED:
         for task_id in ids:
-            sim = run_episode(env, builtin_agent(name, task_set, seed), task_id, seed=seed)
-            if is_success(sim["reward_info"]["reward"]):
+            result = run_episode(env, builtin_agent(name, task_set, seed), task_id, seed=seed)
+            if is_success(result.reward_info.get("reward")):
                 passed[name].append(task_id)
     return passed
 

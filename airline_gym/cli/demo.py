@@ -44,7 +44,7 @@ def _agent(args: argparse.Namespace, env: Any) -> Any:
     from airline_gym import agents
 
     if args.agent_model:
-        from airline_gym.harness.evaluate import local_api_key
+        from airline_gym.cli.options import local_api_key
 
         key = local_api_key(args.agent_model, args.api_base, args.api_key)
         agent = agents.LiteLLMAgent(args.agent_model, api_base=args.api_base, api_key=key)
@@ -64,9 +64,9 @@ def run(args: argparse.Namespace) -> int:
 
     import airline_gym  # noqa: F401  (registers the envs)
     from airline_gym.agents import AgentError
+    from airline_gym.cli.options import local_api_key
     from airline_gym.env.airline_env import AirlineEnv
     from airline_gym.env.render import transcript
-    from airline_gym.harness.evaluate import local_api_key
 
     if args.max_steps < 1:
         raise ConfigError("--max-steps must be at least 1")

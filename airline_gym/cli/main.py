@@ -15,7 +15,7 @@ from airline_gym.errors import AirlineGymError
 # subcommand name -> module with ``add_arguments(parser)`` and ``run(args) -> int``
 COMMANDS: dict[str, str] = {
     "demo": "airline_gym.cli.demo",
-    "eval": "airline_gym.harness.evaluate",
+    "eval": "airline_gym.cli.eval",
     "tasks": "airline_gym.cli.tasks",
     "show": "airline_gym.cli.show",
     "play": "airline_gym.cli.play",

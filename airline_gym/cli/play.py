@@ -100,9 +100,9 @@ def show(messages: list[dict[str, Any]]) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym play``."""
     from airline_gym.cli.demo import print_grade
+    from airline_gym.cli.options import local_api_key
     from airline_gym.domain.prompts import scenario_text
     from airline_gym.env.airline_env import AirlineEnv
-    from airline_gym.harness.evaluate import local_api_key
 
     if args.max_steps < 1:
         raise ConfigError("--max-steps must be at least 1")

@@ -361,10 +361,10 @@ def _constant_string(node: ast.expr) -> str | None:
         if inner is None:
             return None
         if not node.args:
-            return getattr(inner, node.func.attr)()
+            return str(getattr(inner, node.func.attr)())
         arg = node.args[0]
         if isinstance(arg, ast.Constant) and (arg.value is None or isinstance(arg.value, str)):
-            return getattr(inner, node.func.attr)(arg.value)
+            return str(getattr(inner, node.func.attr)(arg.value))
     return None
 
 

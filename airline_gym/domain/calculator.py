@@ -179,7 +179,7 @@ def _unary(op: ast.unaryop, value: _Value) -> _Value:
     """Apply ``+``/``-``."""
     if isinstance(value, _Huge):
         return value if isinstance(op, ast.UAdd) else _Huge(-value.sign, value.bits)
-    return _UNARY[type(op)](value)
+    return _UNARY[type(op)](value)  # type: ignore[no-any-return]
 
 
 def _binary(op: ast.operator, left: _Value, right: _Value) -> _Value:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import threading
 from collections.abc import Iterator
@@ -68,7 +69,7 @@ class PristineDB:
 
     def table(self, name: str) -> dict[str, Record]:
         """One of ``flights``, ``reservations``, ``users``."""
-        return getattr(self, name)
+        return getattr(self, name)  # type: ignore[no-any-return]
 
     def fragments(self) -> dict[str, dict[str, str]]:
         """Canonical JSON of every pristine record, computed once (for full hashes)."""
@@ -161,7 +162,7 @@ class AirlineDB:
             return None
         private = clone(original)
         changed[key] = private
-        return private
+        return private  # type: ignore[no-any-return]
 
     def seats_for_write(self, number: str, date: str) -> dict[str, int]:
         """The private, writable ``available_seats`` of one flight-date.
@@ -179,7 +180,7 @@ class AirlineDB:
         if status is self.base.flights[number]["dates"][date]:
             status = clone(status)
             flight["dates"][date] = status
-        return status["available_seats"]
+        return status["available_seats"]  # type: ignore[no-any-return]
 
     def user_for_write(self, user_id: str) -> Record | None:
         """This view's private copy of a user."""
@@ -234,7 +235,8 @@ class AirlineDB:
 
 
 def same_json(a: Any, b: Any) -> bool:
-    """Whether two JSON values serialise identically (so ``3 != 3.0`` and ``1 != True``).
+    """Whether two JSON values serialise identically (so ``3 != 3.0``, ``1 != True`` and
+    ``-0.0 != 0.0``).
 
     Equivalent to comparing :func:`canonical_json` of both, but stops at shared sub-objects
     (views share untouched records and flight-dates with the pristine DB) and at the first
@@ -248,8 +250,8 @@ def same_json(a: Any, b: Any) -> bool:
         return a.keys() == b.keys() and all(same_json(v, b[k]) for k, v in a.items())
     if isinstance(a, list):
         return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) and a != a:  # NaN serialises as NaN on both sides
-        return b != b
+    if isinstance(a, float):  # the JSON text decides: NaN == NaN, -0.0 != 0.0
+        return (a != a and b != b) or (a == b and math.copysign(1.0, a) == math.copysign(1.0, b))
     return bool(a == b)
 
 

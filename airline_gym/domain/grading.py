@@ -17,6 +17,7 @@ from airline_gym.domain.database import (
     PristineDB,
     canonical_json,
     changed_records,
+    clone,
     same_json,
 )
 from airline_gym.domain.tasks import Task
@@ -89,7 +90,7 @@ class Grade:
         """Plain JSON data (lists, dicts, strings, numbers)."""
         out = json.loads(json.dumps(asdict(self)))
         out["db_diff_text"] = [str(d) for d in self.db_diff]
-        return out
+        return out  # type: ignore[no-any-return]
 
 
 # --- gold database ---------------------------------------------------------------------------
@@ -139,7 +140,7 @@ def _diff(expected: Any, got: Any, path: str, out: list[tuple[str, Any, Any]]) -
             g = got[i] if i < len(got) else _MISSING
             _diff(e, g, f"{path}[{i}]", out)
     elif not _same_leaf(expected, got):
-        out.append((path, _plain(expected), _plain(got)))
+        out.append((path, clone(_plain(expected)), clone(_plain(got))))
 
 
 def _same_leaf(a: Any, b: Any) -> bool:
@@ -164,8 +165,14 @@ def db_diff(db: AirlineDB, gold: AirlineDB) -> list[FieldDiff]:
     diffs: list[FieldDiff] = []
     for table, key, got, expected in changed_records(db, gold):
         if got is None or expected is None:
-            diffs.append(
-                FieldDiff(table, key, "", _record_or_missing(expected), _record_or_missing(got))
+            diffs.append(  # copies: a caller editing the diff must not edit the gold DB
+                FieldDiff(
+                    table,
+                    key,
+                    "",
+                    clone(_record_or_missing(expected)),
+                    clone(_record_or_missing(got)),
+                )
             )
             continue
         fields: list[tuple[str, Any, Any]] = []

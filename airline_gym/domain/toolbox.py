@@ -8,7 +8,7 @@ from typing import Any
 
 from airline_gym.domain.database import AirlineDB
 from airline_gym.domain.tools import TOOLS, ToolError
-from airline_gym.domain.validation import ArgumentError, validate_arguments
+from airline_gym.domain.validation import ArgumentError, short_repr, validate_arguments
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,11 @@ def parse_arguments(arguments: Any) -> Any:
             return {}
         try:
             return json.loads(text)
-        except (ValueError, RecursionError) as exc:
+        except RecursionError:
+            raise ArgumentError("arguments are not valid JSON (nested too deeply)") from None
+        except ValueError as exc:
+            if "integer string conversion" in str(exc):  # over Python's 4,300-digit limit
+                raise ArgumentError("a number in the arguments is too large") from None
             raise ArgumentError(f"arguments are not valid JSON ({exc})") from None
     return arguments
 
@@ -44,7 +48,8 @@ def execute(db: AirlineDB, name: str, arguments: Any) -> ToolResult:
     """Run tool ``name`` with ``arguments`` (a dict or its JSON string); never raises."""
     func = TOOLS.get(name) if isinstance(name, str) else None
     if func is None:
-        return ToolResult(str(name), f"Error: Tool '{name}' not found.", True)
+        shown = name if isinstance(name, str) and len(name) <= 256 else short_repr(name)[:60]
+        return ToolResult(str(shown), f"Error: Tool '{shown}' not found.", True)
     try:
         args = validate_arguments(name, func, parse_arguments(arguments))
         return ToolResult(name, to_content(func(db, **args)), False)
@@ -55,3 +60,5 @@ def execute(db: AirlineDB, name: str, arguments: Any) -> ToolResult:
         return ToolResult(name, f"Error: {message}", True)
     except ToolError as exc:
         return ToolResult(name, f"Error: {exc}", True)
+    except Exception as exc:  # as the reference: any failure of a tool is an error result
+        return ToolResult(name, f"Error: {type(exc).__name__}: {exc}", True)

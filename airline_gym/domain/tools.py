@@ -103,7 +103,7 @@ def _flight_date(db: AirlineDB, number: str, date: str) -> Record:
     dates = _flight(db, number)["dates"]
     if date not in dates:
         raise ToolError(f"Flight {number} not found on date {date}")
-    return dates[date]
+    return dates[date]  # type: ignore[no-any-return]
 
 
 def _available_flight_date(db: AirlineDB, number: str, date: str, cabin: str, seats: int) -> Record:
@@ -242,7 +242,7 @@ def get_flight_status(db: AirlineDB, flight_number: str, date: str) -> str:
         flight_number: The flight number, for example 'HAT001'.
         date: The flight date as 'YYYY-MM-DD'.
     """
-    return _flight_date(db, flight_number, date)["status"]
+    return _flight_date(db, flight_number, date)["status"]  # type: ignore[no-any-return]
 
 
 # --- generic tools ---------------------------------------------------------------------------

@@ -28,14 +28,44 @@ class ArgumentError(ActionError):
     """Arguments that do not fit the tool's schema; the message is shown to the agent."""
 
 
-_REPR = reprlib.Repr()
+#: Integers longer than this (in bits) are described by their size, never converted to text.
+_SHOWN_INT_BITS = 256
+
+
+def digits(value: int) -> int:
+    """About how many decimal digits ``value`` has, without converting it to text."""
+    return max(1, math.floor((abs(value).bit_length() - 1) * math.log10(2)) + 1)
+
+
+class _Repr(reprlib.Repr):
+    """reprlib with huge ints described by size (``str()`` of one raises past 4,300 digits)."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        if x.bit_length() > _SHOWN_INT_BITS:
+            return f"<a {digits(x)}-digit number>"
+        return super().repr_int(x, level)
+
+
+_REPR = _Repr()
 _REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 3, 50, 50, 4, 4
 
 
-def _short(value: Any) -> str:
-    """A bounded repr: safe for huge or deeply nested values."""
-    text = _REPR.repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+def short_repr(value: Any, width: int = 60) -> str:
+    """A bounded repr: safe for huge, deeply nested or unprintable values."""
+    try:
+        text = _REPR.repr(value)
+    except Exception:  # a value whose repr fails: describe its type only
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _fits_float(value: int) -> bool:
+    """Whether an int converts to a float, as the reference's models need for amounts."""
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
 
 
 def _json_type(value: Any) -> str:
@@ -74,6 +104,10 @@ def _check(value: Any, annotation: Any, where: str) -> str | None:
     """None if ``value`` fits ``annotation``, else a reason naming ``where``."""
     if annotation is str:
         ok = isinstance(value, str)
+    elif annotation is int and type(value) is int and not _fits_float(value):
+        # The reference's pydantic models refuse these ("Input should be a valid number"), and
+        # our arithmetic on them would overflow: refuse before running, naming the size.
+        return f"'{where}' is too large: got a number of about {digits(value)} digits"
     elif annotation is int:
         # JSON Schema counts 2.0 as an integer; like the reference (pydantic), floats must also
         # fit a 64-bit integer.
@@ -88,7 +122,7 @@ def _check(value: Any, annotation: Any, where: str) -> str | None:
     elif get_origin(annotation) is list:
         if not isinstance(value, list):
             expected = describe(annotation)
-            return f"'{where}' must be {expected}; got {_json_type(value)} {_short(value)}"
+            return f"'{where}' must be {expected}; got {_json_type(value)} {short_repr(value)}"
         item = get_args(annotation)[0]
         for i, element in enumerate(value):
             reason = _check(element, item, f"{where}[{i}]")
@@ -98,7 +132,7 @@ def _check(value: Any, annotation: Any, where: str) -> str | None:
     elif is_typeddict(annotation):
         if not isinstance(value, dict):
             fields = ", ".join(_fields(annotation))
-            got = f"{_json_type(value)} {_short(value)}"
+            got = f"{_json_type(value)} {short_repr(value)}"
             return f"'{where}' must be an object with {fields}; got {got}"
         for key, hint in _fields(annotation).items():
             if key not in value:
@@ -111,7 +145,7 @@ def _check(value: Any, annotation: Any, where: str) -> str | None:
         raise TypeError(f"unsupported annotation {annotation!r}")
     if ok:
         return None
-    return f"'{where}' must be {describe(annotation)}; got {_json_type(value)} {_short(value)}"
+    return f"'{where}' must be {describe(annotation)}; got {_json_type(value)} {short_repr(value)}"
 
 
 def validate_arguments(name: str, func: ToolFunction, arguments: Any) -> dict[str, Any]:
@@ -122,7 +156,7 @@ def validate_arguments(name: str, func: ToolFunction, arguments: Any) -> dict[st
     if not isinstance(arguments, dict):
         raise ArgumentError(
             f"invalid arguments for {name}: expected a JSON object of named arguments; "
-            f"got {_json_type(arguments)} {_short(arguments)}"
+            f"got {_json_type(arguments)} {short_repr(arguments)}"
         )
     missing = [p for p in params if p not in arguments]
     if missing:
@@ -131,9 +165,9 @@ def validate_arguments(name: str, func: ToolFunction, arguments: Any) -> dict[st
     extra = [a for a in arguments if a not in params]
     if extra:
         allowed = ", ".join(params) or "none"
+        shown = ", ".join(short_repr(a, 40) for a in extra[:5])
         raise ArgumentError(
-            f"invalid arguments for {name}: unexpected argument {', '.join(map(repr, extra))}; "
-            f"it takes: {allowed}"
+            f"invalid arguments for {name}: unexpected argument {shown}; it takes: {allowed}"
         )
     for param, annotation in params.items():
         reason = _check(arguments[param], annotation, param)

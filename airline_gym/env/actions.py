@@ -11,18 +11,22 @@ import ast
 import itertools
 import json
 import re
-import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from airline_gym.domain.schemas import DONE_TOOL
 from airline_gym.domain.tools import TOOLS
+from airline_gym.domain.validation import short_repr
 from airline_gym.errors import ActionError
 
 __all__ = ["DONE_TOOL", "ActionError", "AgentMessage", "ToolCall", "parse_action"]
 _FUNCTIONAL = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*$", re.DOTALL)
 MAX_ACTION_CHARS = 1_000_000
+#: Longest tool name read (OpenAI allows 64 characters); a longer one is an invalid action.
+MAX_NAME_CHARS = 256
+#: Longest argument text read (room for a megabyte in each string argument).
+MAX_ARGUMENT_CHARS = 4_000_000
 
 
 @dataclass(frozen=True)
@@ -39,8 +43,8 @@ class ToolCall:
             return self.arguments
         try:
             return json.dumps(self.arguments)
-        except (TypeError, ValueError, RecursionError):  # not JSON data, or nested too deeply
-            return json.dumps(reprlib.repr(self.arguments))
+        except (TypeError, ValueError, RecursionError):  # not JSON data, too deep, huge ints
+            return json.dumps(short_repr(self.arguments, 200))
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,13 @@ def _from_message(message: Any, new_id: Any) -> AgentMessage:
         name = _get(source, "name")
         if not isinstance(name, str) or not name:
             raise ActionError("every tool call needs a function name")
+        _check_size("tool name", name, MAX_NAME_CHARS)
         call_id = _get(raw, "id")
+        if isinstance(call_id, str):
+            _check_size("tool call id", call_id, MAX_ACTION_CHARS)
+        arguments = _get(source, "arguments")
+        if isinstance(arguments, (str, bytes)):
+            _check_size("tool call arguments", arguments, MAX_ARGUMENT_CHARS)
         if not isinstance(call_id, str) or not call_id or call_id in seen:
             call_id = new_id()
             for suffix in itertools.count(1):  # never reuse an id the agent chose
@@ -119,10 +129,15 @@ def _from_message(message: Any, new_id: Any) -> AgentMessage:
                 candidate = new_id()
                 call_id = candidate if candidate != call_id else f"{candidate}_{suffix}"
         seen.add(call_id)
-        calls.append(ToolCall(call_id, name, _get(source, "arguments")))
+        calls.append(ToolCall(call_id, name, arguments))
     if not calls and not (content and content.strip()):
         raise ActionError("empty action: send text to the user, or one or more tool calls")
     return AgentMessage(content, tuple(calls))
+
+
+def _check_size(what: str, value: str | bytes, limit: int) -> None:
+    if len(value) > limit:
+        raise ActionError(f"{what} too long ({len(value):,} characters; at most {limit:,})")
 
 
 def _literal(node: ast.expr) -> Any:

@@ -38,7 +38,10 @@ check, in {0, 1}). Opt-in: ``reward="partial"`` and ``error_penalty`` (see ``env
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
+import pickle
 from typing import Any
 
 import gymnasium as gym
@@ -100,8 +103,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         """
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']}")
-        if max_steps < 1 or max_errors < 1:
-            raise ConfigError("max_steps and max_errors must be at least 1")
+        _check_settings(max_steps, max_errors, error_penalty)
         self.render_mode = render_mode
         self.task_set: TaskSet = load_task_set(tasks, data_dir)
         self.split = split
@@ -182,6 +184,8 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         self.user.check_ready()
         self.user.reset(task, int(self.np_random.integers(2**31 - 1)))
         self.episode = Episode(task, self.base.fork(), self.user, self.max_steps, self.max_errors)
+        # One private copy of the schemas per episode: editing info["tools"] changes no cache.
+        self._episode_tools: list[dict[str, Any]] = pickle.loads(_tools_blob(self.tools))
         return self.episode
 
     def _reset_info(self) -> dict[str, Any]:
@@ -206,7 +210,8 @@ class AirlineEnv(gym.Env[list[Message], Any]):
     ) -> tuple[list[Message], float, bool, bool, dict[str, Any]]:
         episode = self.episode
         assert episode is not None
-        reward = -self.reward_config.error_penalty * (episode.num_errors - errors_before)
+        # 0.0 - x, not -x: an ordinary step's reward is 0.0, never -0.0
+        reward = 0.0 - self.reward_config.error_penalty * (episode.num_errors - errors_before)
         info = self._info()
         if episode.done:
             grade = episode.grade()
@@ -234,7 +239,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
                 {"role": "system", "content": self.system_prompt},
                 *episode.public_history(),
             ],
-            "tools": list(self.tools),
+            "tools": self._episode_tools,
             "system_prompt": self.system_prompt,
             "step_count": episode.step_count,
             "num_errors": episode.num_errors,
@@ -243,6 +248,31 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         if episode.error_detail:
             info["error"] = episode.error_detail
         return info
+
+
+def _tools_blob(tools: list[dict[str, Any]]) -> bytes:
+    """The tool schemas pickled once per process (loading a copy of them is C-speed)."""
+    key = tuple(map(id, tools))
+    if key not in _TOOLS_BLOBS:  # the entry keeps the schemas alive, so the ids stay theirs
+        _TOOLS_BLOBS[key] = (list(tools), pickle.dumps(tools, protocol=pickle.HIGHEST_PROTOCOL))
+    return _TOOLS_BLOBS[key][1]
+
+
+_TOOLS_BLOBS: dict[tuple[int, ...], tuple[list[dict[str, Any]], bytes]] = {}
+
+
+def _check_settings(max_steps: Any, max_errors: Any, error_penalty: Any) -> None:
+    """Refuse limits that are not whole numbers >= 1 and penalties that are not finite >= 0."""
+    for name, value in (("max_steps", max_steps), ("max_errors", max_errors)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ConfigError(f"{name} must be a whole number >= 1; got {value!r}")
+    if (
+        isinstance(error_penalty, bool)
+        or not isinstance(error_penalty, numbers.Real)
+        or not math.isfinite(error_penalty)
+        or error_penalty < 0
+    ):
+        raise ConfigError(f"error_penalty must be a finite number >= 0; got {error_penalty!r}")
 
 
 def _db_path(data_dir: str | os.PathLike[str]) -> str:

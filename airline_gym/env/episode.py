@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from airline_gym.domain.database import AirlineDB
+from airline_gym.domain.database import AirlineDB, clone
 from airline_gym.domain.grading import (
     AGENT_STOP,
     MAX_STEPS,
@@ -75,7 +75,7 @@ class Episode:
         """Messages added since the last call (the agent's observation)."""
         new = self.messages[self._seen :]
         self._seen = len(self.messages)
-        return [m for m in new if m["role"] != "assistant"]
+        return [dict(m) for m in new if m["role"] != "assistant"]  # copies: flat str fields
 
     # --- the loop ----------------------------------------------------------------------------
     def _check_limits(self) -> None:
@@ -188,15 +188,11 @@ class Episode:
     def _add(self, message: Message) -> None:
         self.messages.append(message)
         if message["role"] != "system":
-            self._public.append(dict(message))
+            self._public.append(message)
 
     def public_history(self) -> Iterator[Message]:
-        """The transcript's messages as copies made once (so a new list of them costs O(n)).
-
-        Mutating these dicts changes what later calls return, never the episode's own record
-        or its grade.
-        """
-        return iter(self._public)
+        """Fresh copies of the transcript's messages: editing them changes nothing here."""
+        return (clone(m) if "tool_calls" in m else dict(m) for m in self._public)
 
     def transcript(self) -> list[Message]:
         """The history without our error notes (what the reference trajectory would hold)."""

@@ -1,11 +1,26 @@
-"""Run many episodes concurrently in one process with asyncio.
+"""The episode loop: every consumer (eval, audit, async rollouts, Ray, training glue) runs this one.
 
-Hundreds of episodes can be in flight while they wait on LLMs (agent or customer); a semaphore
-bounds how many run at once. Agents may define ``async aact(observation, info)``; plain
-``act`` is called directly (it should be quick, e.g. a scripted policy).
+:func:`run_episode` plays one episode synchronously, :func:`arun_episode` with ``env.areset`` /
+``env.astep`` (awaiting an agent's ``aact`` when it has one), and :func:`arun_episodes` /
+:func:`run_episodes` run many ``(task_id, seed)`` jobs concurrently, hundreds or thousands in
+flight while they wait on LLMs::
 
     results = run_episodes(lambda: AirlineEnv(user="scripted"), GoldAgent,
                            jobs=[("17", 0), ("18", 1)], concurrency=64)
+
+Both loops are the same code (:func:`_play`); the synchronous one drives it without an event loop.
+
+Failure policy (one for every caller):
+
+- the agent raises in ``reset`` or ``act`` (its model failed, a bug): the episode ends with
+  termination reason ``agent_error``, reward 0, the cause in :attr:`EpisodeResult.error`
+  (an :class:`~airline_gym.agents.AgentError`'s ``cause``, else ``agent raised Type: text``);
+- the customer fails: the env ends the episode itself as ``user_error``;
+- the env raises while applying an action (a bug in airline-gym): the episode ends as
+  ``user_error`` when the customer's code raised, else ``agent_error`` (the agent's action
+  could not be applied), with the exception in the cause; the run goes on;
+- ``env.reset`` raising (an unknown task, a customer that is not configured) is a setup error
+  and propagates.
 """
 
 from __future__ import annotations
@@ -13,17 +28,31 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Callable, Iterable, Sequence
+import traceback
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from airline_gym.env.airline_env import AirlineEnv
+from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
 from airline_gym.errors import ConfigError
+from airline_gym.users.base import UserSimulator
+
+__all__ = ["EpisodeResult", "arun_episode", "arun_episodes", "run_episode", "run_episodes"]
+
+Job = tuple[str | int | None, int | None]
+Step = tuple[Any, float, bool, bool, dict[str, Any]]
 
 
 @dataclass
 class EpisodeResult:
-    """One finished episode: what a trainer or an evaluation needs."""
+    """One finished episode: what a trainer or an evaluation needs (picklable, plain data).
+
+    ``messages`` is the system prompt and the transcript in OpenAI format; ``meta[i]`` holds the
+    ``timestamp`` (and, for agent and customer turns, ``cost``/``usage``) of ``messages[i + 1]``;
+    ``reward_info`` is the grade as plain data; ``error`` is the cause of an ``agent_error`` or
+    ``user_error`` ending.
+    """
 
     task_id: str
     seed: int | None
@@ -36,73 +65,227 @@ class EpisodeResult:
     reward_info: dict[str, Any] = field(repr=False)
     duration: float = 0.0
     error: str | None = None
+    meta: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    agent_cost: float | None = None
+    user_cost: float | None = None
+    start_time: str = ""
+    end_time: str = ""
 
 
-async def _act(agent: Any, observation: list[dict[str, Any]], info: dict[str, Any]) -> Any:
-    act = getattr(agent, "aact", None)
-    if act is not None and inspect.iscoroutinefunction(act):
-        return await act(observation, info)
-    return agent.act(observation, info)
+def _now() -> str:
+    """Local time in tau2's format (ISO 8601 with microseconds)."""
+    return datetime.now().isoformat()
 
 
-async def arun_episode(
-    env: AirlineEnv, agent: Any, task_id: str | int | None = None, seed: int | None = None
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def agent_cause(exc: BaseException) -> str:
+    """The recorded cause of an agent failure."""
+    cause = getattr(exc, "cause", None)
+    return cause if isinstance(cause, str) and cause else f"agent raised {_describe(exc)}"
+
+
+def _describe(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    if len(text) > 500:
+        text = text[:500] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _env_failure(exc: BaseException) -> tuple[str, str]:
+    """(termination reason, cause) for an exception raised by ``env.step``."""
+    frames = [f for f, _ in traceback.walk_tb(exc.__traceback__)]
+    if any(isinstance(f.f_locals.get("self"), UserSimulator) for f in frames):
+        return USER_ERROR, f"user simulator raised {_describe(exc)}"
+    return AGENT_ERROR, f"the env could not apply the agent's action: {_describe(exc)}"
+
+
+class _Sync:
+    """Calls the env and the agent directly (the coroutine never suspends)."""
+
+    async def reset(self, env: Any, seed: int | None, options: dict[str, Any]) -> Any:
+        return env.reset(seed=seed, options=options)
+
+    async def step(self, env: Any, action: Any) -> Step:
+        return env.step(action)  # type: ignore[no-any-return]
+
+    async def act(self, agent: Any, observation: Any, info: dict[str, Any]) -> Any:
+        return agent.act(observation, info)
+
+
+class _Async(_Sync):
+    """Awaits ``env.areset``/``env.astep`` and an agent's ``aact`` when it has one."""
+
+    async def reset(self, env: Any, seed: int | None, options: dict[str, Any]) -> Any:
+        return await env.areset(seed=seed, options=options)
+
+    async def step(self, env: Any, action: Any) -> Step:
+        return await env.astep(action)  # type: ignore[no-any-return]
+
+    async def act(self, agent: Any, observation: Any, info: dict[str, Any]) -> Any:
+        aact = getattr(agent, "aact", None)
+        if aact is not None and inspect.iscoroutinefunction(aact):
+            return await aact(observation, info)
+        return agent.act(observation, info)
+
+
+class _Recorder:
+    """Per-message timestamps and costs, appended as the transcript grows."""
+
+    def __init__(self, env: Any, start: str) -> None:
+        self.user = getattr(env.unwrapped, "user", None)
+        self.meta: list[dict[str, Any]] = []
+        self.start = start
+
+    def user_cost(self) -> float | None:
+        return _number(getattr(self.user, "cost", None))
+
+    def record(
+        self, info: dict[str, Any], agent: dict[str, Any] | None, user: float | None
+    ) -> None:
+        when = _now()
+        for message in info["messages"][len(self.meta) + 1 :]:
+            role = message.get("role")
+            if role == "assistant":
+                self.meta.append(agent or {"timestamp": self.start, "cost": 0.0})
+            elif role == "user":
+                self.meta.append({"timestamp": when, "cost": user})
+            else:
+                self.meta.append({"timestamp": when})
+
+
+async def _play(
+    io: _Sync, env: Any, agent: Any, task_id: str | int | None, seed: int | None
 ) -> EpisodeResult:
-    """Play one episode to its end with ``env.areset``/``env.astep``."""
-    start = time.perf_counter()
-    options = None if task_id is None else {"task": task_id}
-    observation, info = await env.areset(seed=seed, options=options)
-    agent.reset(info)
-    reward, total = 0.0, 0.0
-    terminated = truncated = env.episode is not None and env.episode.done
-    while not (terminated or truncated):
+    """THE loop (see the module docstring for the failure policy)."""
+    clock, start = time.perf_counter(), _now()
+    base = env.unwrapped
+    options = {} if task_id is None else {"task": task_id}
+    observation, info = await io.reset(env, seed, options)
+    recorder = _Recorder(env, start)
+    recorder.record(info, None, recorder.user_cost())
+    total = 0.0
+    done = info.get("termination_reason") is not None  # e.g. the customer failed at once
+    if not done:
         try:
-            action = await _act(agent, observation, info)
-        except Exception as exc:  # the agent (e.g. its LLM) failed: end as agent_error
-            cause = getattr(exc, "cause", None) or f"agent raised {type(exc).__name__}: {exc}"
-            observation, reward, terminated, truncated, info = env.abort(cause)
+            agent.reset(info)
+        except Exception as exc:
+            _, total, _, _, info = base.abort(agent_cause(exc))
+            done = True
+    while not done:
+        try:
+            action = await io.act(agent, observation, info)
+        except Exception as exc:
+            observation, reward, terminated, truncated, info = base.abort(agent_cause(exc))
         else:
-            observation, reward, terminated, truncated, info = await env.astep(action)
+            when, before = _now(), recorder.user_cost()
+            agent_meta = {
+                "timestamp": when,
+                "cost": getattr(agent, "last_cost", None),
+                "usage": getattr(agent, "last_usage", None),
+            }
+            try:
+                observation, reward, terminated, truncated, info = await io.step(env, action)
+            except Exception as exc:
+                reason, cause = _env_failure(exc)
+                observation, reward, terminated, truncated, info = _abort(base, cause, reason, info)
+            after = recorder.user_cost()
+            recorder.record(info, agent_meta, None if after is None else after - (before or 0.0))
         total += reward
-    if "reward_info" not in info and env.episode is not None:  # ended during reset
-        info["reward_info"] = env.episode.grade().to_dict()
+        done = terminated or truncated
+    recorder.record(info, None, None)
     return EpisodeResult(
-        task_id=info["task_id"],
+        task_id=str(info["task_id"]),
         seed=seed,
         reward=total,
-        termination_reason=info["termination_reason"],
-        steps=info["step_count"],
-        num_errors=info["num_errors"],
+        termination_reason=str(info["termination_reason"]),
+        steps=int(info["step_count"]),
+        num_errors=int(info["num_errors"]),
         messages=info["messages"],
         tools=info["tools"],
-        reward_info=info["reward_info"],
-        duration=time.perf_counter() - start,
+        reward_info=info.get("reward_info") or {"reward": 0.0, "note": info.get("error", "")},
+        duration=time.perf_counter() - clock,
         error=info.get("error"),
+        meta=recorder.meta,
+        agent_cost=_number(getattr(agent, "cost", None)),
+        user_cost=recorder.user_cost(),
+        start_time=start,
+        end_time=_now(),
     )
 
 
+def _abort(base: Any, cause: str, reason: str, info: dict[str, Any]) -> Step:
+    """End the episode after the env raised; if even that fails, a hand-made ending."""
+    try:
+        return base.abort(cause, reason)  # type: ignore[no-any-return]
+    except Exception as exc:
+        cause = f"{cause}; then grading failed: {_describe(exc)}"
+        ending = {**info, "termination_reason": reason, "error": cause}
+        ending["reward_info"] = {"reward": 0.0, "note": cause}
+        return [], 0.0, False, True, ending
+
+
+def run_episode(
+    env: Any, agent: Any, task_id: str | int | None = None, seed: int | None = None
+) -> EpisodeResult:
+    """Play one episode to its end with ``env.reset``/``env.step`` (wrappers are honoured)."""
+    coroutine = _play(_Sync(), env, agent, task_id, seed)
+    try:
+        coroutine.send(None)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    coroutine.close()
+    raise RuntimeError("a synchronous episode awaited something")  # pragma: no cover
+
+
+async def arun_episode(
+    env: Any, agent: Any, task_id: str | int | None = None, seed: int | None = None
+) -> EpisodeResult:
+    """Play one episode to its end with ``env.areset``/``env.astep``."""
+    return await _play(_Async(), env, agent, task_id, seed)
+
+
 async def arun_episodes(
-    make_env: Callable[[], AirlineEnv],
+    make_env: Callable[[], Any],
     make_agent: Callable[[], Any],
-    jobs: Iterable[tuple[str | int | None, int | None]],
+    jobs: Iterable[Job],
     concurrency: int = 64,
+    on_result: Callable[[int, EpisodeResult], Awaitable[None] | None] | None = None,
 ) -> list[EpisodeResult]:
-    """Run ``(task_id, seed)`` jobs, at most ``concurrency`` at once; results in job order."""
+    """Run ``(task_id, seed)`` jobs, at most ``concurrency`` at once; results in job order.
+
+    ``concurrency`` workers each build one env with ``make_env`` and reuse it for their jobs
+    (an agent per episode from ``make_agent``), so memory grows with ``concurrency``, not with
+    the number of jobs. ``on_result(index, result)`` (sync or async) is called as each ends.
+    """
     if concurrency < 1:
         raise ConfigError("concurrency must be at least 1")
-    gate = asyncio.Semaphore(concurrency)
+    queue = list(enumerate(jobs))
+    results: list[EpisodeResult | None] = [None] * len(queue)
+    queue.reverse()
 
-    async def one(task_id: str | int | None, seed: int | None) -> EpisodeResult:
-        async with gate:
-            return await arun_episode(make_env(), make_agent(), task_id, seed)
+    async def worker() -> None:
+        env = None
+        while queue:
+            index, (task_id, seed) = queue.pop()
+            env = make_env() if env is None else env
+            result = await arun_episode(env, make_agent(), task_id, seed)
+            results[index] = result
+            if on_result is not None:
+                pending = on_result(index, result)
+                if inspect.isawaitable(pending):
+                    await pending
 
-    return list(await asyncio.gather(*(one(t, s) for t, s in jobs)))
+    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(queue)))))
+    return [r for r in results if r is not None]
 
 
 def run_episodes(
-    make_env: Callable[[], AirlineEnv],
+    make_env: Callable[[], Any],
     make_agent: Callable[[], Any],
-    jobs: Sequence[tuple[str | int | None, int | None]],
+    jobs: Sequence[Job],
     concurrency: int = 64,
 ) -> list[EpisodeResult]:
     """Blocking wrapper around :func:`arun_episodes` (starts its own event loop)."""

@@ -6,7 +6,7 @@ its agents from a picklable zero-argument factory (a class such as ``GoldAgent``
 ``functools.partial(LiteLLMAgent, "openai/my-model", api_base=...)``), and runs its share of
 the jobs concurrently with asyncio (:mod:`airline_gym.harness.runner`), reusing its envs::
 
-    from airline_gym.agents import AgentError, GoldAgent
+    from airline_gym.agents import GoldAgent
     from airline_gym.integrations.ray_rollouts import collect
 
     results = collect([("17", 0), ("18", 1)], address="auto", num_workers=8,
@@ -32,7 +32,7 @@ try:
 except ImportError:  # pragma: no cover - exercised only without the extra
     raise MissingDependencyError("airline_gym.integrations.ray_rollouts", "ray", "ray") from None
 
-from airline_gym.agents import AgentError, GoldAgent
+from airline_gym.agents import GoldAgent
 from airline_gym.env.airline_env import AirlineEnv
 from airline_gym.harness.export import episode_record
 from airline_gym.harness.runner import EpisodeResult, arun_episode
@@ -40,25 +40,6 @@ from airline_gym.harness.runner import EpisodeResult, arun_episode
 __all__ = ["RolloutPool", "RolloutWorker", "collect"]
 
 Job = tuple[str | int | None, int | None]
-
-
-def _failed(env: AirlineEnv, seed: int | None, cause: str) -> EpisodeResult:
-    """The episode so far, scored 0 with termination reason ``agent_error``."""
-    episode = env.episode
-    assert episode is not None
-    messages = [{"role": "system", "content": env.system_prompt}]
-    return EpisodeResult(
-        task_id=episode.task.id,
-        seed=seed,
-        reward=0.0,
-        termination_reason="agent_error",
-        steps=episode.step_count,
-        num_errors=episode.num_errors,
-        messages=messages + [dict(m) for m in episode.transcript()],
-        tools=list(env.tools),
-        reward_info={"reward": 0.0, "note": f"agent error: {cause}"},
-        error=cause,
-    )
 
 
 class RolloutWorker:
@@ -97,10 +78,8 @@ class RolloutWorker:
         async def one(task_id: str | int | None, seed: int | None) -> Any:
             async with gate:
                 env = self._borrow()
-                try:
+                try:  # the runner ends a failing agent's episode as agent_error
                     result = await arun_episode(env, self.agent(), task_id, seed)
-                except AgentError as exc:  # e.g. the policy LLM failed for good
-                    result = _failed(env, seed, exc.cause)
                 finally:
                     self._idle.append(env)
                 return episode_record(result) if as_records else result

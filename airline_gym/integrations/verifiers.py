@@ -129,7 +129,7 @@ class AirlineHooks:
         await self._sync(state, list(messages))
         new, run["pending"] = run["pending"], []
         run["seen"] = len(messages) + len(new)
-        return new
+        return new  # type: ignore[no-any-return]
 
     @_stop(priority=100)
     async def airline_episode_over(self, state: State) -> bool:

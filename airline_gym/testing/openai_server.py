@@ -47,7 +47,7 @@ class Reply:
     JSON-encoded, strings are sent verbatim. ``fault`` is ``None``, one of :data:`FAULTS`, or
     an HTTP status such as ``"500"``, ``"429"`` (sent with ``Retry-After: retry_after``) or
     ``"401"``. ``hang`` waits ``hang_seconds`` (or until the server stops) then closes the
-    socket without answering.
+    socket without answering. ``delay`` seconds pass before any answer (a slow model).
     """
 
     content: str | None = None
@@ -55,6 +55,7 @@ class Reply:
     fault: str | None = None
     retry_after: str | None = "0"
     hang_seconds: float = 30.0
+    delay: float = 0.0
 
     def __post_init__(self) -> None:
         if self.fault is not None and self.fault not in FAULTS and not _is_status(self.fault):
@@ -279,6 +280,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, body: dict[str, Any], reply: Reply) -> None:
         fault = reply.fault
+        if reply.delay > 0:
+            self.owner._stopping.wait(reply.delay)
         if fault == "hang":
             self.owner._stopping.wait(reply.hang_seconds)
             self._drop()

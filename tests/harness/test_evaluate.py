@@ -16,15 +16,11 @@ from typing import Any
 import pytest
 
 from airline_gym.agents import LiteLLMAgent
+from airline_gym.cli.eval import _ProgressDisplay
 from airline_gym.env import AirlineEnv
-from airline_gym.harness.evaluate import (
-    EvalConfig,
-    _ProgressDisplay,
-    episode_seed,
-    evaluate,
-    run_episode,
-)
-from airline_gym.harness.results import Results, pass_hat_k
+from airline_gym.harness.evaluate import EvalConfig, episode_seed, evaluate
+from airline_gym.harness.results import Results, pass_hat_k, simulation_record
+from airline_gym.harness.runner import run_episode
 from airline_gym.testing import OpenAIServer, Reply
 from airline_gym.users import UserSimulator
 
@@ -219,7 +215,8 @@ class Mute(UserSimulator):
 
 
 def test_run_episode_records_a_user_failure_with_its_cause():
-    sim = run_episode(AirlineEnv(user=Mute()), FlakyAgent(fail=False), "0")
+    env = AirlineEnv(user=Mute())
+    sim = simulation_record(run_episode(env, FlakyAgent(fail=False), "0"), env.task_set["0"])
     assert sim["termination_reason"] == "user_error"
     assert "empty reply" in sim["reward_info"]["info"]["error"]
 
@@ -326,9 +323,10 @@ sys.exit(main(sys.argv[1:]))
 
 
 def _count(path: Path) -> int:
+    """Simulations journalled so far (the journal's lines after its header)."""
     try:
-        return len(json.loads(path.read_text())["simulations"])
-    except (OSError, ValueError):
+        return max(0, path.with_name(path.name + ".journal").read_text().count("\n") - 1)
+    except OSError:
         return 0
 
 
@@ -403,8 +401,8 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_otherwise():
     plain = io.StringIO()
     with _ProgressDisplay(plain) as display:
         display.start(1, 4, run)
-        display.update(sim, 2, 4, run)
+        display.update(sim, 2, 4, Results(simulations=[sim, sim]))
     assert plain.getvalue().splitlines() == [
         "resuming: 1/4 simulations already done; pass 1/1 (100%)",
-        "[2/4] task 3 trial 0: reward 1 (x); pass 1/1 (100%)",
+        "[2/4] task 3 trial 0: reward 1 (x); pass 2/2 (100%)",
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import pickle
 import socket
@@ -359,3 +360,76 @@ def test_server_stops_promptly_with_hanging_handler() -> None:
     assert time.monotonic() - start < 2.0
     assert received == [b""]  # closed without a response
     sock.close()
+
+
+# -- request arguments: tool_choice, num_retries, timeout, keys ----------------------------------
+
+
+def test_tool_choice_sent_only_when_set(server: OpenAIServer) -> None:
+    server.push(Reply("a"), Reply("b"))
+    make_model(server, tool_choice="auto").complete(MESSAGES, tools=TOOLS)
+    make_model(server).complete(MESSAGES, tools=TOOLS)
+    assert server.requests[0]["tool_choice"] == "auto"
+    assert "tool_choice" not in server.requests[1]
+
+
+def test_num_retries_makes_as_many_requests_as_litellms(server: OpenAIServer) -> None:
+    """``num_retries=3`` costs the wire what litellm's own ``num_retries=3`` costs (measured)."""
+    from airline_gym.llm import load_litellm
+
+    litellm = load_litellm()
+    server.default = Reply(fault="500")
+    with pytest.raises(Exception):  # noqa: B017 - litellm's own error type is not under test
+        litellm.completion(
+            model="openai/scripted",
+            api_base=server.base_url,
+            api_key="sk-test",
+            messages=MESSAGES,
+            num_retries=3,
+        )
+    litellms = len(server.requests)
+    server.requests.clear()
+    with pytest.raises(LLMError) as info:
+        LiteLLMChatModel(
+            "openai/scripted", api_base=server.base_url, num_retries=3, backoff=0.01
+        ).complete(MESSAGES)
+    assert len(server.requests) == litellms == 4 == info.value.attempts
+
+
+def test_max_retries_is_another_name_for_num_retries() -> None:
+    model = LiteLLMChatModel("openai/x", max_retries=1)
+    assert model.num_retries == model.max_retries == 1
+    assert LiteLLMChatModel.from_args("openai/x", {"max_retries": 2}).num_retries == 2
+    with pytest.raises(ValueError, match="one setting"):
+        LiteLLMChatModel("openai/x", num_retries=1, max_retries=2)
+
+
+def test_no_timeout_by_default_and_a_set_one_cuts(server: OpenAIServer) -> None:
+    slow = Reply("slow but fine", delay=1.5)
+    server.push(slow)
+    model = LiteLLMChatModel("openai/scripted", api_base=server.base_url, backoff=0.01)
+    assert model.timeout is None
+    assert model.complete(MESSAGES).content == "slow but fine"
+    server.push(slow)
+    with pytest.raises(LLMError, match="timeout"):
+        dataclasses.replace(model, timeout=0.5, num_retries=0).complete(MESSAGES)
+
+
+def test_local_endpoint_needs_no_key(server: OpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server.push(Reply("no key needed"))
+    model = LiteLLMChatModel("openai/scripted", api_base=server.base_url)
+    assert model.complete(MESSAGES).content == "no key needed"
+
+
+def test_hosted_model_without_key_fails_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    from airline_gym.llm import load_litellm
+
+    load_litellm()  # its import is not what is timed
+    start = time.perf_counter()
+    with pytest.raises(LLMError) as info:
+        LiteLLMChatModel("openai/gpt-4.1", backoff=5).complete(MESSAGES)
+    assert time.perf_counter() - start < 3  # no backoff: nothing was retried
+    assert info.value.attempts == 0 and not info.value.retryable
+    assert "OPENAI_API_KEY" in info.value.cause and "HTTP" not in info.value.cause

@@ -1,0 +1,313 @@
+"""Evaluate an agent on the airline tasks and write a tau2-bench results file.
+
+Runs every (task, trial) pair, each episode with its own env, several at a time with
+--concurrency. Each finished simulation is appended to a journal beside the results file, and
+the file is written once at the end, so a killed run loses at most the episodes in flight;
+--resume continues it. Only one run at a time may write a results file. Per-episode seeds are
+derived from --seed, the task id and the trial. At the end: pass^1..pass^k, mean reward,
+termination reasons, tool errors and steps per episode, and cost where reported.
+
+The customer is the scripted one unless --user llm (or --user-model) is given; the reference
+customer is an LLM (gpt-4.1).
+
+  airline-gym eval --agent gold --out gold.json
+  airline-gym eval --agent-model gpt-4.1 --user-model gpt-4.1 --trials 4 --concurrency 8 \\
+      --out gpt41.json --plot gpt41.png
+  airline-gym eval --agent-model openai/Qwen/Qwen2.5-7B-Instruct \\
+      --api-base http://localhost:8000/v1 --user-model gpt-4.1 --out qwen.json
+  airline-gym eval --agent-model gpt-4.1 --user-model gpt-4.1 --out gpt41.json --resume
+  airline-gym eval --agent noop --task-ids 0,1,2 --tasks tau3-airline-tasks.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from airline_gym.agents import LiteLLMAgent
+from airline_gym.cli.options import local_api_key
+from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
+from airline_gym.errors import AgentError, ConfigError, require
+from airline_gym.harness.evaluate import (
+    BUILTIN_AGENTS,
+    DEFAULT_SEED,
+    EvalConfig,
+    evaluate,
+    select_task_ids,
+)
+from airline_gym.harness.results import (
+    JSONObject,
+    Results,
+    format_summary,
+    is_success,
+    sim_reward,
+    summarize,
+)
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """CLI options of ``airline-gym eval``."""
+    agent = parser.add_argument_group("agent (one of)")
+    who = agent.add_mutually_exclusive_group(required=True)
+    who.add_argument("--agent", choices=BUILTIN_AGENTS, help="a built-in agent")
+    who.add_argument("--agent-model", metavar="MODEL", help="litellm model of an LLM agent")
+    agent.add_argument("--api-base", metavar="URL", help="OpenAI-compatible URL for the agent")
+    agent.add_argument("--api-key", help="API key for the agent's model (default: from env)")
+    agent.add_argument("--temperature", type=float, default=0.0, help="agent temperature (0)")
+    user = parser.add_argument_group("customer")
+    user.add_argument(
+        "--user",
+        choices=("scripted", "llm"),
+        help="scripted (offline) or llm; default llm if --user-model is given, else scripted",
+    )
+    user.add_argument("--user-model", metavar="MODEL", help="litellm model (default gpt-4.1)")
+    user.add_argument("--user-api-base", metavar="URL", help="OpenAI-compatible URL for the user")
+    user.add_argument("--user-api-key", help="API key for the user's model (default: from env)")
+    llm = parser.add_argument_group("LLM calls (agent and customer)")
+    llm.add_argument("--timeout", type=float, default=60.0, help="seconds per request (60)")
+    llm.add_argument("--max-retries", type=int, default=3, help="retries per request (3)")
+    run_ = parser.add_argument_group("run")
+    run_.add_argument("--tasks", default=DEFAULT_TASK_SET, help="'tau2' or a tasks.json path")
+    run_.add_argument("--split", default="base", help="train, test or base (all; default)")
+    run_.add_argument("--task-ids", metavar="IDS", help="comma-separated task ids, e.g. 1,2,3")
+    run_.add_argument("--trials", type=int, default=1, help="trials per task (default 1)")
+    run_.add_argument("--concurrency", type=int, default=1, help="episodes in parallel (1)")
+    run_.add_argument("--seed", type=int, default=DEFAULT_SEED, help="base seed (300)")
+    run_.add_argument("--max-steps", type=int, default=200, help="step budget (200)")
+    run_.add_argument("--max-errors", type=int, default=10, help="tool errors allowed (10)")
+    output = parser.add_argument_group("output")
+    output.add_argument("--out", metavar="FILE", help="results file (default results/<...>.json)")
+    output.add_argument("--resume", action="store_true", help="continue the run in --out")
+    output.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="with --resume, also rerun agent_error/user_error simulations",
+    )
+    output.add_argument("--plot", metavar="PNG", help="draw the pass^k curve (needs matplotlib)")
+    output.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def _check_plot_support() -> None:
+    require("matplotlib", "plot", "--plot")
+
+
+def _config(args: argparse.Namespace) -> EvalConfig:
+    for name in ("trials", "concurrency", "max_steps", "max_errors"):
+        if getattr(args, name) < 1:
+            raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.max_retries < 0 or args.timeout <= 0:
+        raise ConfigError("--max-retries must be >= 0 and --timeout > 0")
+    user = args.user or ("llm" if args.user_model else "scripted")
+    if user == "scripted" and (args.user_model or args.user_api_base or args.user_api_key):
+        raise ConfigError("--user-model/--user-api-base/--user-api-key need --user llm")
+    if args.agent and (args.api_base or args.api_key):
+        raise ConfigError("--api-base/--api-key apply to --agent-model only")
+    if args.retry_errors and not args.resume:
+        raise ConfigError("--retry-errors needs --resume")
+    task_ids = None
+    if args.task_ids is not None:
+        task_ids = [t.strip() for t in args.task_ids.split(",") if t.strip()]
+        if not task_ids:
+            raise ConfigError(f"--task-ids: no task id in {args.task_ids!r}")
+    user_llm_args: dict[str, Any] | None = None
+    if user == "llm":
+        from airline_gym.users import DEFAULT_USER_MODEL, USER_MODEL_ENV
+
+        model = args.user_model or os.environ.get(USER_MODEL_ENV) or DEFAULT_USER_MODEL
+        user_llm_args = {"timeout": args.timeout, "max_retries": args.max_retries}
+        if args.user_api_base:
+            user_llm_args["api_base"] = args.user_api_base
+        key = local_api_key(model, args.user_api_base, args.user_api_key)
+        if key:
+            user_llm_args["api_key"] = key
+    return EvalConfig(
+        tasks=args.tasks,
+        split=args.split,
+        task_ids=task_ids,
+        trials=args.trials,
+        seed=args.seed,
+        max_steps=args.max_steps,
+        max_errors=args.max_errors,
+        user=user,
+        user_model=args.user_model,
+        user_llm_args=user_llm_args,
+        concurrency=args.concurrency,
+    )
+
+
+def _agent(args: argparse.Namespace) -> Any:
+    """The agent name, or a factory of LiteLLMAgents (one per episode, seeded)."""
+    if not args.agent_model:
+        return args.agent
+    from airline_gym.llm import check_credentials
+
+    key = local_api_key(args.agent_model, args.api_base, args.api_key)
+    problem = check_credentials(args.agent_model, args.api_base, key)
+    if problem:
+        raise AgentError(f"the LLM agent cannot run: {problem}")
+
+    def make(seed: int) -> LiteLLMAgent:
+        return LiteLLMAgent(
+            args.agent_model,
+            api_base=args.api_base,
+            api_key=key,
+            temperature=args.temperature,
+            timeout=args.timeout,
+            max_retries=args.max_retries,
+            seed=seed,
+        )
+
+    return make
+
+
+def _default_out(args: argparse.Namespace, config: EvalConfig) -> Path:
+    who = args.agent_model or args.agent
+    user = config.user_model if config.user == "llm" and config.user_model else config.user
+    stem = f"{time.strftime('%Y%m%d-%H%M%S')}_{who}_user-{user}"
+    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in stem)
+    return Path("results") / f"{safe}.json"
+
+
+class _ProgressDisplay:
+    """A rich progress bar on a terminal, else one plain line per finished simulation."""
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream or sys.stderr
+        self._bar: Any = None
+        self._task: Any = None
+        self._rich = False
+        self._seen = self._wins = 0  # running tally: updating costs the same at 10 or 10,000
+        if self.stream.isatty():
+            try:
+                from rich.console import Console
+                from rich.progress import (
+                    BarColumn,
+                    MofNCompleteColumn,
+                    Progress,
+                    TextColumn,
+                    TimeElapsedColumn,
+                    TimeRemainingColumn,
+                )
+            except ImportError:
+                return
+            self._bar = Progress(
+                TextColumn("eval"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[status]}"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=Console(file=self.stream),
+            )
+            self._rich = True
+
+    def __enter__(self) -> _ProgressDisplay:
+        if self._bar is not None:
+            self._bar.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(kind, exc, tb)
+
+    def start(self, done: int, total: int, results: Results) -> None:
+        """Show the starting point (simulations already in a resumed file)."""
+        self._seen = len(results.simulations)
+        self._wins = sum(is_success(sim_reward(s)) for s in results.simulations)
+        status = self._status()
+        if self._bar is not None:
+            self._task = self._bar.add_task("eval", total=total, completed=done, status=status)
+        elif done:
+            print(f"resuming: {done}/{total} simulations already done; {status}", file=self.stream)
+
+    def _status(self) -> str:
+        seen, wins = self._seen, self._wins
+        return f"pass {wins}/{seen} ({wins / seen:.0%})" if seen else "pass -"
+
+    def update(self, sim: JSONObject, done: int, total: int, results: Results) -> None:
+        """One more simulation finished."""
+        self._seen += 1
+        self._wins += is_success(sim_reward(sim))
+        status = self._status()
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done, status=status)
+            return
+        print(
+            f"[{done}/{total}] task {sim['task_id']} trial {sim['trial']}: "
+            f"reward {sim_reward(sim):g} ({sim['termination_reason']}); {status}",
+            file=self.stream,
+            flush=True,
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``airline-gym eval``."""
+    config = _config(args)
+    if args.plot:
+        _check_plot_support()
+    if args.resume and not args.out:
+        raise ConfigError("--resume needs --out FILE (the results file to continue)")
+    agent = _agent(args)
+    task_set = load_task_set(config.tasks)
+    select_task_ids(task_set, config)  # unknown ids: one line, before anything runs
+    if config.user == "llm":  # fail fast, before any episode, when the customer cannot run
+        from airline_gym.env.airline_env import AirlineEnv
+
+        probe = AirlineEnv(
+            tasks=config.tasks,
+            user="llm",
+            user_model=config.user_model,
+            user_llm_args=config.user_llm_args,
+        )
+        probe.user.check_ready()
+    out = Path(args.out) if args.out else _default_out(args, config)
+    if out.exists() and not args.resume:
+        raise ConfigError(f"{out} exists: pass --resume to continue it, or choose another --out")
+    ran = 0
+    with _ProgressDisplay() as display:
+
+        def progress(sim: JSONObject | None, done: int, total: int, results: Results) -> None:
+            nonlocal ran
+            if sim is None:
+                display.start(done, total, results)
+            else:
+                ran += 1
+                display.update(sim, done, total, results)
+
+        results = evaluate(
+            agent,
+            config,
+            out=out,
+            resume=args.resume,
+            retry_errors=args.retry_errors,
+            progress=progress,
+        )
+    summary = summarize(results)
+    if args.json:
+        print(json.dumps({**summary, "out": str(out)}))
+    else:
+        print(format_summary(summary))
+        if not ran:
+            print("nothing to do: every simulation is already in the file")
+        print(f"results: {out}")
+    if args.plot:
+        from airline_gym.harness.results import pass_hat_k, plot_pass_hat_k
+
+        label = args.agent_model or args.agent
+        plot_pass_hat_k({label: pass_hat_k(results)}, args.plot, title=f"pass^k on {out.name}")
+        if not args.json:
+            print(f"plot: {args.plot}")
+    return 0

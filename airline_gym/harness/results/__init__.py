@@ -1,0 +1,69 @@
+"""Results files in tau2-bench's format, pass^k, summaries, run-to-run comparison and plots.
+
+- :mod:`.io`: reading (the one validating parser) and atomic writing of results files;
+- :mod:`.tau2`: episodes as tau2 messages, ``reward_info`` and simulation records;
+- :mod:`.metrics`: pass^k, success, summaries;
+- :mod:`.compare`: two runs task by task;
+- :mod:`.plot`: the pass^k curve.
+
+Each simulation of a file holds ``id``, ``task_id``, ``trial``, ``seed``,
+``termination_reason``, ``reward_info`` (``reward``, ``db_check``, ``communicate_checks``,
+``action_checks``, ``reward_basis``, ``reward_breakdown``, ``info``), ``messages`` in tau2's
+format, ``agent_cost``, ``user_cost``, ``duration`` and timestamps.
+"""
+
+from airline_gym.harness.results.compare import Comparison, TaskComparison, compare
+from airline_gym.harness.results.io import (
+    JSONObject,
+    Results,
+    check_simulation,
+    encode,
+    now,
+    parse_json,
+    read_json,
+    write_atomic,
+    write_lines_atomic,
+)
+from airline_gym.harness.results.metrics import (
+    format_summary,
+    is_success,
+    pass_hat_k,
+    sim_reward,
+    summarize,
+    task_outcomes,
+    task_sort_key,
+)
+from airline_gym.harness.results.plot import plot_pass_hat_k
+from airline_gym.harness.results.tau2 import (
+    RAW_ARGUMENTS,
+    reward_info,
+    simulation_record,
+    tau2_messages,
+)
+
+__all__ = [
+    "RAW_ARGUMENTS",
+    "Comparison",
+    "JSONObject",
+    "Results",
+    "TaskComparison",
+    "check_simulation",
+    "compare",
+    "encode",
+    "format_summary",
+    "is_success",
+    "now",
+    "parse_json",
+    "pass_hat_k",
+    "plot_pass_hat_k",
+    "read_json",
+    "reward_info",
+    "sim_reward",
+    "simulation_record",
+    "summarize",
+    "task_outcomes",
+    "task_sort_key",
+    "tau2_messages",
+    "write_atomic",
+    "write_lines_atomic",
+]

@@ -1,0 +1,241 @@
+"""Reading and writing results files: the one parser (eval ``--resume``, ``regrade``, ``compare``).
+
+A results file is the JSON that tau2-bench's runner writes: top-level ``timestamp``, ``info``,
+``tasks`` (task records as in tasks.json) and ``simulations``. A bare JSON list of simulations is
+accepted too. Anything else, or a simulation of the wrong shape, is a one-line ``ValueError``
+that names the file and the field.
+
+Text is written as UTF-8; a lone surrogate (possible in model output) is written as its JSON
+escape (``\\ud83d``), which reads back as the same character, so saving never fails on it.
+Every write goes to a temp file in the same folder that is then renamed over the target, so a
+crash never leaves a partial file and never loses the previous content.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from airline_gym.errors import ConfigError, MissingFileError
+
+__all__ = [
+    "JSONObject",
+    "Results",
+    "check_simulation",
+    "encode",
+    "now",
+    "parse_json",
+    "read_json",
+    "write_atomic",
+    "write_lines_atomic",
+]
+
+JSONObject = dict[str, Any]
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def now() -> str:
+    """The current local time in tau2's format (ISO 8601, microseconds)."""
+    return datetime.now().isoformat()
+
+
+def encode(obj: Any) -> str:
+    """One compact JSON line: UTF-8 text kept as is, lone surrogates escaped (``\\udXXX``).
+
+    ``json.dumps`` only emits surrogates inside string literals, where the escape is valid
+    JSON and ``json.loads`` turns it back into the same character.
+    """
+    text = json.dumps(obj, ensure_ascii=False)
+    if _SURROGATE.search(text):
+        text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text
+
+
+def parse_json(text: str | bytes, source: str) -> Any:
+    """Parse JSON text; malformed or absurdly nested input is a one-line ``ValueError``."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ConfigError(f"{source}: JSON nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise ConfigError(f"{source}: not valid JSON ({exc})") from None
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """A JSON file's content (``FileNotFoundError``/one-line ``ValueError`` on failure)."""
+    path = Path(path)
+    if not path.is_file():
+        raise MissingFileError(f"no such file: {path}")
+    return parse_json(path.read_bytes(), str(path))
+
+
+# --- validation -----------------------------------------------------------------------------
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def check_simulation(sim: Any, where: str, need_messages: bool = False) -> None:
+    """Raise a one-line ``ValueError`` unless ``sim`` has the shape the harness reads.
+
+    ``where`` names the simulation (``FILE: simulation 3``). Checked: ``task_id`` (string or
+    integer), ``trial`` (integer), ``messages`` (a list of objects whose ``tool_calls`` is a list
+    of objects or null), ``reward_info`` (an object whose ``reward`` is a number or null),
+    ``termination_reason`` (string or null).
+    """
+    if not isinstance(sim, dict):
+        raise ConfigError(f"{where}: must be an object, not {_kind(sim)}")
+    task_id = sim.get("task_id")
+    if isinstance(task_id, bool) or not isinstance(task_id, str | int):
+        raise ConfigError(
+            f"{where}: 'task_id' must be a string or an integer, not {_kind(task_id)}"
+        )
+    trial = sim.get("trial")
+    if trial is not None and (isinstance(trial, bool) or not isinstance(trial, int) or trial < 0):
+        raise ConfigError(f"{where}: 'trial' must be a whole number >= 0, not {trial!r}")
+    if "messages" not in sim and need_messages:
+        raise ConfigError(f"{where}: no 'messages'")
+    messages = sim.get("messages", [])
+    if not isinstance(messages, list):
+        raise ConfigError(f"{where}: 'messages' must be a list, not {_kind(messages)}")
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise ConfigError(f"{where}: message {i} must be an object, not {_kind(message)}")
+        calls = message.get("tool_calls")
+        if calls is not None and not (
+            isinstance(calls, list) and all(isinstance(c, dict) for c in calls)
+        ):
+            raise ConfigError(f"{where}: message {i}: 'tool_calls' must be a list of objects")
+    info = sim.get("reward_info")
+    if info is not None:
+        if not isinstance(info, dict):
+            raise ConfigError(f"{where}: 'reward_info' must be an object, not {_kind(info)}")
+        reward = info.get("reward")
+        if reward is not None and not _is_number(reward):
+            raise ConfigError(
+                f"{where}: 'reward_info.reward' must be a number, not {_kind(reward)}"
+            )
+    reason = sim.get("termination_reason")
+    if reason is not None and not isinstance(reason, str):
+        raise ConfigError(f"{where}: 'termination_reason' must be a string, not {_kind(reason)}")
+
+
+# --- the file -------------------------------------------------------------------------------
+@dataclass
+class Results:
+    """One results file: ``info``, ``tasks`` (raw task records) and ``simulations`` (dicts)."""
+
+    info: JSONObject = field(default_factory=dict)
+    tasks: list[JSONObject] = field(default_factory=list)
+    simulations: list[JSONObject] = field(default_factory=list)
+    timestamp: str = field(default_factory=now)
+
+    @classmethod
+    def from_data(cls, data: Any, source: str = "results", need_messages: bool = False) -> Results:
+        """From parsed JSON: a results object, or a bare list of simulations (validated)."""
+        if isinstance(data, list):
+            data = {"simulations": data}
+        if not isinstance(data, dict) or not isinstance(data.get("simulations"), list):
+            raise ConfigError(f"{source}: not a results file (expected 'simulations' or a list)")
+        sims = data["simulations"]
+        for i, sim in enumerate(sims):
+            check_simulation(sim, f"{source}: simulation {i}", need_messages)
+        info, tasks = data.get("info") or {}, data.get("tasks") or []
+        if not isinstance(info, dict):
+            raise ConfigError(f"{source}: 'info' must be an object, not {_kind(info)}")
+        if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
+            raise ConfigError(f"{source}: 'tasks' must be a list of objects")
+        timestamp = data.get("timestamp")
+        return cls(
+            info=info,
+            tasks=tasks,
+            simulations=sims,
+            timestamp=timestamp if isinstance(timestamp, str) and timestamp else now(),
+        )
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], need_messages: bool = False) -> Results:
+        """Read a results file (raises ``FileNotFoundError`` or a one-line ``ValueError``)."""
+        path = Path(path)
+        if not path.is_file():
+            raise MissingFileError(f"no such results file: {path}")
+        return cls.from_data(read_json(path), str(path), need_messages)
+
+    def to_dict(self) -> JSONObject:
+        """The file's JSON object."""
+        return {
+            "timestamp": self.timestamp,
+            "info": self.info,
+            "tasks": self.tasks,
+            "simulations": self.simulations,
+        }
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write atomically (temp file, then rename): a crash never leaves a partial file."""
+        write_atomic(path, self.header(), [encode(s) for s in self.simulations])
+
+    def header(self) -> JSONObject:
+        """Everything but the simulations."""
+        return {"timestamp": self.timestamp, "info": self.info, "tasks": self.tasks}
+
+    def finished(self) -> set[tuple[str, int]]:
+        """The (task id, trial) pairs that have a simulation."""
+        return {(str(s["task_id"]), int(s.get("trial") or 0)) for s in self.simulations}
+
+
+def write_atomic(
+    path: str | os.PathLike[str], header: Mapping[str, Any], sim_lines: Iterable[str]
+) -> None:
+    """Write a results file from its header and pre-encoded simulations (one per line)."""
+    tasks = header.get("tasks") or []
+
+    def chunks() -> Iterable[str]:
+        yield "{\n"
+        yield f'"timestamp": {encode(header.get("timestamp") or now())},\n'
+        yield f'"info": {encode(header.get("info") or {})},\n'
+        yield '"tasks": [' + ("\n" if tasks else "")
+        yield ",\n".join(encode(t) for t in tasks)
+        yield "],\n"
+        yield '"simulations": ['
+        for i, line in enumerate(sim_lines):
+            yield ("\n" if i == 0 else ",\n") + line
+        yield "\n]\n}\n"
+
+    write_lines_atomic(path, chunks())
+
+
+def write_lines_atomic(path: str | os.PathLike[str], chunks: Iterable[str]) -> None:
+    """Write text to a temp file beside ``path``, then rename it over ``path``.
+
+    If anything fails (even midway through ``chunks``), ``path`` keeps its previous content.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; give it a normal file's mode
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for chunk in chunks:
+                f.write(chunk)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@functools.cache
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

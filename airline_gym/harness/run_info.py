@@ -1,0 +1,115 @@
+"""What a results file records about its run (``info``), and the check before resuming one.
+
+``info`` follows tau2-bench (``agent_info``, ``user_info``, ``environment_info``, ``num_trials``,
+``seed``...) plus airline-gym's own keys (``airline_gym_version``, ``task_set``, ``task_ids``).
+API keys are never recorded.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from airline_gym.agents import LiteLLMAgent
+from airline_gym.errors import ConfigError
+from airline_gym.harness.results import JSONObject
+
+if TYPE_CHECKING:
+    from airline_gym.harness.evaluate import EvalConfig
+
+__all__ = ["check_resumable", "describe_agent", "fingerprint", "run_info", "user_info"]
+
+
+def describe_agent(agent: Any) -> JSONObject:
+    """tau2's ``agent_info`` for a built-in name or an agent (API keys are never recorded)."""
+    if isinstance(agent, str):
+        return {"implementation": f"{agent}_agent", "llm": None, "llm_args": None}
+    if isinstance(agent, LiteLLMAgent):
+        model = agent.chat_model
+        llm_args: JSONObject = {"temperature": model.temperature}
+        if model.api_base:
+            llm_args["api_base"] = model.api_base
+        llm_args.update({k: v for k, v in model.extra.items() if "key" not in k.lower()})
+        return {"implementation": "LiteLLMAgent", "llm": agent.model, "llm_args": llm_args}
+    model_name = getattr(agent, "model", None)
+    return {
+        "implementation": type(agent).__name__,
+        "llm": model_name if isinstance(model_name, str) else None,
+        "llm_args": None,
+    }
+
+
+def user_info(config: EvalConfig) -> JSONObject:
+    """tau2's ``user_info`` of the run's customer."""
+    kind = config.user if isinstance(config.user, str) else type(config.user).__name__
+    if kind != "llm":
+        return {"implementation": f"{kind}_user", "llm": None, "llm_args": None}
+    from airline_gym.data import data_files
+    from airline_gym.users import DEFAULT_USER_MODEL, USER_MODEL_ENV
+
+    model = config.user_model or os.environ.get(USER_MODEL_ENV) or DEFAULT_USER_MODEL
+    args = {k: v for k, v in (config.user_llm_args or {}).items() if "key" not in k.lower()}
+    args.setdefault("temperature", 0.0)
+    guidelines = data_files(config.data_dir).user_guidelines.read_text(encoding="utf-8")
+    return {
+        "implementation": "user_simulator",
+        "llm": model,
+        "llm_args": args,
+        "global_simulation_guidelines": guidelines,
+    }
+
+
+def run_info(config: EvalConfig, agent_info: JSONObject, ids: list[str]) -> JSONObject:
+    """The results file's ``info`` for a run of ``ids`` with ``config``."""
+    from airline_gym import __version__
+    from airline_gym.domain.prompts import policy
+
+    return {
+        "git_commit": "",
+        "num_trials": config.trials,
+        "max_steps": config.max_steps,
+        "max_errors": config.max_errors,
+        "user_info": user_info(config),
+        "agent_info": agent_info,
+        "environment_info": {
+            "domain_name": "airline",
+            "policy": policy(config.data_dir),
+            "tool_defs": None,
+        },
+        "seed": config.seed,
+        "airline_gym_version": __version__,
+        "task_set": str(config.tasks),
+        "task_split": None if config.task_ids else config.split,
+        "task_ids": ids,
+        **config.extra_info,
+    }
+
+
+def fingerprint(info: Mapping[str, Any]) -> dict[str, Any]:
+    """What must not change when a run is resumed, by the option that sets it."""
+    agent, user = info.get("agent_info"), info.get("user_info")
+    agent = agent if isinstance(agent, Mapping) else {}
+    user = user if isinstance(user, Mapping) else {}
+    return {
+        "--tasks": info.get("task_set"),
+        "--seed": info.get("seed"),
+        "--max-steps": info.get("max_steps"),
+        "--max-errors": info.get("max_errors"),
+        "the agent": [agent.get("implementation"), agent.get("llm")],
+        "the customer": [user.get("implementation"), user.get("llm")],
+    }
+
+
+def check_resumable(path: Path, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    """Refuse to mix runs: same task set, seed, limits, agent and customer."""
+    if "airline_gym_version" not in old:
+        raise ConfigError(f"cannot resume {path}: it was not written by airline-gym eval")
+    before, now_ = fingerprint(old), fingerprint(new)
+    for label, value in now_.items():
+        if before[label] != value:
+            raise ConfigError(
+                f"cannot resume {path}: it was run with {label} {before[label]!r}, "
+                f"this run has {value!r}"
+            )

@@ -1,0 +1,68 @@
+"""API keys: the placeholder a keyless local server needs, and the up-front check for providers."""
+
+from __future__ import annotations
+
+import os
+
+from airline_gym.llm.litellm_backend import LOCAL_KEY, load_litellm
+
+__all__ = ["LOCAL_API_KEY", "check_credentials", "effective_api_key", "is_openai_compatible"]
+
+#: Sent to a local OpenAI-compatible server (``api_base`` given) when no key is configured;
+#: litellm and the OpenAI SDK refuse to send a request without one, local servers ignore it.
+LOCAL_API_KEY = LOCAL_KEY
+
+_OPENAI_COMPATIBLE = ("openai/", "hosted_vllm/", "custom_openai/")
+
+
+def is_openai_compatible(model: str) -> bool:
+    """Whether litellm speaks the OpenAI chat API for ``model`` (prefixed, or a bare name)."""
+    return model.startswith(_OPENAI_COMPATIBLE) or "/" not in model
+
+
+def effective_api_key(model: str, api_base: str | None, api_key: str | None) -> str | None:
+    """``api_key``, or the local placeholder when ``api_base`` is given and nothing else is set.
+
+    Only for models litellm sends as OpenAI requests, and only when ``OPENAI_API_KEY`` is unset
+    (litellm would send that one, as before).
+    """
+    if api_key or not api_base or not is_openai_compatible(model):
+        return api_key
+    if model.startswith("hosted_vllm/"):
+        return os.environ.get("HOSTED_VLLM_API_KEY") or LOCAL_API_KEY
+    return os.environ.get("OPENAI_API_KEY") or LOCAL_API_KEY
+
+
+def check_credentials(
+    model: str, api_base: str | None = None, api_key: str | None = None
+) -> str | None:
+    """``None`` if ``model`` looks callable, else a one-line hint naming what to set.
+
+    A custom ``api_base`` counts as usable (local servers need no key).
+    """
+    if api_base:
+        return None
+    alternative = (
+        "or pass api_base=... for a local OpenAI-compatible server, or run offline with "
+        'user="scripted"'
+    )
+    litellm = load_litellm()
+    try:
+        litellm.get_llm_provider(model=model)
+    except Exception:
+        return (
+            f"cannot tell which provider serves model {model!r}: use a litellm model name such "
+            f"as 'openai/gpt-4.1' or 'anthropic/claude-sonnet-4-20250514', {alternative}"
+        )
+    try:
+        info = litellm.validate_environment(model=model, api_key=api_key)
+    except Exception as exc:
+        return f"cannot check credentials for model {model!r} ({exc}); {alternative}"
+    missing = [str(k) for k in info.get("missing_keys") or []]
+    if info.get("keys_in_environment") and not missing:
+        return None
+    needed = ", ".join(missing) if missing else "its provider's API key"
+    return (
+        f"model {model!r} needs credentials: set {needed} in the environment "
+        f"(e.g. export {missing[0] if missing else 'PROVIDER_API_KEY'}=...), {alternative}"
+    )
