@@ -115,6 +115,22 @@ def db_credit(task: Task, db: AirlineDB) -> float:
     return max(0.0, 1.0 - len(db_diff(db, gold)) / known[1])
 
 
+def partial_credit(grade: Grade, task: Task, db: AirlineDB) -> float:
+    """The opt-in partial reward of a finished episode, in [0, 1].
+
+    1 when the official reward is 1; 0 for a premature ending (not ``user_stop`` or
+    ``agent_stop``); else half the :func:`db_credit` plus half the share of communicate
+    strings said (all of them when the task has none).
+    """
+    if grade.reward == 1.0:
+        return grade.reward
+    if grade.termination_reason not in GRADED_TERMINATIONS:
+        return 0.0
+    checks = grade.communicate_checks
+    said = sum(c.met for c in checks) / len(checks) if checks else 1.0
+    return 0.5 * db_credit(task, db) + 0.5 * said
+
+
 def gold_db(task: Task, base: PristineDB) -> AirlineDB:
     """The DB after the task's gold actions (computed once per task and pristine DB)."""
     key = (id(base), canonical_json([task.id, [(a.name, a.arguments) for a in task.actions]]))
