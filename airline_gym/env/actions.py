@@ -3,6 +3,13 @@
 Accepted: an OpenAI chat-completions assistant message dict (canonical), litellm/OpenAI message
 objects, a bare tool-call dict ``{"name", "arguments"}``, and tau2-gym strings (a JSON tool call,
 the functional form ``get_user_details(user_id='x')``, or plain text to the user).
+
+A string that looks like a tool call but does not parse becomes a tool call whose result is an
+error (it costs an error, as any failed call), in both protocols: a JSON object naming a
+``"name"`` that is not valid JSON, a known tool's name opening a call that never closes
+(``get_user_details(user_id=``) or whose arguments are not literals, and a snake_case call of
+an unknown tool (``bogus_tool(x=1)``: "Tool ... not found"). The reference's gym sends all of
+these to the customer as text (spec §8); we answer them as the failed calls they are.
 """
 
 from __future__ import annotations
@@ -22,6 +29,9 @@ from airline_gym.errors import ActionError
 
 __all__ = ["DONE_TOOL", "ActionError", "AgentMessage", "ToolCall", "parse_action"]
 _FUNCTIONAL = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*$", re.DOTALL)
+_CALL_START = re.compile(r"^(\w+)\s*\(")
+_SNAKE_CALL = re.compile(r"^[a-z_][a-z0-9_]*\(")  # an unknown tool is read only in this spelling
+_JSON_NAME = re.compile(r'"name"\s*:\s*"(\w+)"')
 MAX_ACTION_CHARS = 1_000_000
 #: Longest tool name read (OpenAI allows 64 characters); a longer one is an invalid action.
 MAX_NAME_CHARS = 256
@@ -36,9 +46,13 @@ class ToolCall:
     id: str
     name: str
     arguments: Any
+    #: Set when the call could not be read: it is not run, its result is ``Error: {error}``.
+    error: str | None = None
 
     def arguments_json(self) -> str:
         """Arguments as the JSON string OpenAI messages carry."""
+        if self.error is not None:
+            return "{}"
         if isinstance(self.arguments, str):
             return self.arguments
         try:
@@ -153,11 +167,20 @@ def _from_functional(name: str, body: str, new_id: Any) -> AgentMessage:
         if call.args:
             raise ActionError(f"{name}(...): pass arguments by name, like {name}(user_id='...')")
         arguments = {kw.arg: _literal(kw.value) for kw in call.keywords if kw.arg}
-    except ActionError:
-        raise
+    except ActionError as exc:
+        return _unreadable(name, str(exc), new_id)
     except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as exc:
-        raise ActionError(f"could not parse the call {name}(...): {exc}") from None
+        return _unreadable(name, f"could not parse the call {name}(...): {exc}", new_id)
     return AgentMessage(None, (ToolCall(new_id(), name, arguments),))
+
+
+def _unreadable(name: str, error: str, new_id: Any) -> AgentMessage:
+    """A tool call that could not be read: it is answered with ``Error: {error}``."""
+    return AgentMessage(None, (ToolCall(new_id(), name, None, error),))
+
+
+def _known(name: str) -> bool:
+    return name in TOOLS or name == DONE_TOOL
 
 
 def _from_string(text: str, new_id: Any) -> AgentMessage:
@@ -171,9 +194,17 @@ def _from_string(text: str, new_id: Any) -> AgentMessage:
             data = None
         if isinstance(data, dict):
             return parse_action(data, new_id)
+        named = _JSON_NAME.search(stripped)
+        if data is None and named:
+            name = named.group(1)
+            return _unreadable(name, f"could not parse the tool call {name} (invalid JSON)", new_id)
     match = _FUNCTIONAL.match(text)
-    if match and (match.group(1) in TOOLS or match.group(1) == DONE_TOOL):
+    if match and (_known(match.group(1)) or _SNAKE_CALL.match(stripped)):
         return _from_functional(match.group(1), match.group(2), new_id)
+    opening = _CALL_START.match(stripped)
+    if opening and _known(opening.group(1)):
+        name = opening.group(1)
+        return _unreadable(name, f"could not parse the call {name}(...): no closing ')'", new_id)
     return AgentMessage(text, ())
 
 

@@ -2,18 +2,21 @@
 
 ## Description
 You are the airline's customer-service agent. Each episode is one task: a simulated customer
-calls with a request; you answer with messages and tool calls (the 14 airline tools plus
-``done``), following the airline policy. The reward is tau2-bench's: at the end, the database
-must equal the one the task's gold actions produce, and the required facts must have been said.
+calls with a request; you answer with messages and tool calls (the 14 airline tools, plus
+``done`` under the default ``gym`` protocol), following the airline policy. The reward is
+tau2-bench's: at the end, the database must equal the one the task's gold actions produce, and
+the required facts must have been said.
 
 ## Action Space
 One assistant message per step (:class:`~airline_gym.env.spaces.AssistantMessageSpace`): an OpenAI
 chat-completions dict ``{"role": "assistant", "content": ..., "tool_calls": [...]}`` (several
 tool calls run in order as one step), a litellm/OpenAI message object, or a tau2-gym string (a
-JSON tool call, ``get_user_details(user_id='x')``, or plain text for the customer). Calling
-``done`` ends the episode (``agent_stop``). A malformed action never raises: bad tool calls get
-``Error: ...`` tool results and an action that is not a message at all gets a ``system`` error
-message; both count as errors.
+JSON tool call, ``get_user_details(user_id='x')``, or plain text for the customer). Under
+``protocol="gym"`` (default), calling ``done`` or writing ``###STOP###`` ends the episode
+(``agent_stop``); under ``protocol="leaderboard"`` (``tau2 run``'s) the agent cannot end it.
+A malformed action never raises: bad tool calls (also tool-call-looking strings that do not
+parse) get ``Error: ...`` tool results and an action that is not a message at all gets a
+``system`` error message; both count as errors.
 
 ## Observation Space
 The new messages since the last action (:class:`~airline_gym.env.spaces.MessageListSpace`): tool
@@ -26,32 +29,35 @@ check, in {0, 1}). Opt-in: ``reward="partial"`` and ``error_penalty`` (see ``env
 
 ## Episode End
 ``terminated`` when the customer stops (``###STOP###``/``###TRANSFER###``/``###OUT-OF-SCOPE###``:
-``user_stop``) or the agent calls ``done`` (``agent_stop``); ``truncated`` on ``max_steps``,
+``user_stop``) or, under ``gym``, the agent stops (``agent_stop``); ``truncated`` on ``max_steps``,
 ``too_many_errors`` or ``user_error`` (the simulator failed; the cause is in ``info["error"]``).
 
 ## Information
-``messages`` (system prompt + full history, OpenAI format, ready to send to a model), ``tools``
-(OpenAI schemas), ``system_prompt``, ``task_id``, ``step_count``, ``num_errors``,
+``messages`` (system prompt + full history, OpenAI format, ready to send to a model; under
+``leaderboard`` exactly as ``tau2 run`` sends it), ``tools`` (the reference's OpenAI schemas),
+``system_prompt``, ``protocol``, ``task_id``, ``step_count``, ``num_errors``,
 ``termination_reason``; at the end ``reward_info`` (``reward``, ``db_match``, ``db_diff``,
-``communicate_checks``, ``action_checks``, ...). Treat the returned data as read-only.
+``communicate_checks``, ``action_checks``, ...). Returned data is the caller's: editing it
+changes nothing in the env or its caches.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import numbers
 import os
-import pickle
 from typing import Any
 
 import gymnasium as gym
 
-from airline_gym.domain.database import load_pristine
+from airline_gym.domain.database import clone, load_pristine
 from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
 from airline_gym.domain.prompts import agent_system_prompt
-from airline_gym.domain.schemas import done_schema, tool_schemas
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, TaskSet, load_task_set, task_key
 from airline_gym.env.episode import Episode, Message
+from airline_gym.env.protocols import GYM, Protocol, get_protocol
 from airline_gym.env.render import transcript
 from airline_gym.env.rewards import RewardConfig
 from airline_gym.env.spaces import AssistantMessageSpace, MessageListSpace
@@ -81,6 +87,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         error_penalty: float = 0.0,
         data_dir: str | os.PathLike[str] | None = None,
         render_mode: str | None = None,
+        protocol: str | Protocol = GYM,
     ) -> None:
         """Create the env.
 
@@ -100,11 +107,15 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             error_penalty: Reward subtracted per tool error, on the step it happens.
             data_dir: Folder with the tau2 data files instead of the fetched cache.
             render_mode: None, "ansi" or "human".
+            protocol: "gym" (default: tau2's gym wrapper, with ``done``) or "leaderboard"
+                (``tau2 run``'s llm_agent: 14 tools, the agent cannot stop, the customer's LLM
+                seed is the reset seed, the history in the reference's shape).
         """
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']}")
         _check_settings(max_steps, max_errors, error_penalty)
         self.render_mode = render_mode
+        self.protocol = get_protocol(protocol)
         self.task_set: TaskSet = load_task_set(tasks, data_dir)
         self.split = split
         self._split_ids = [t.id for t in self.task_set.split(split)]
@@ -118,8 +129,10 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         )
         self.base = load_pristine(None if data_dir is None else _db_path(data_dir))
         self.system_prompt = agent_system_prompt(data_dir)
-        self.tools = [*tool_schemas(data_dir), done_schema(data_dir)]
+        self.tools = self.protocol.tools(data_dir)
         self.action_space = AssistantMessageSpace(self.tools)
+        self._tools_key = hashlib.sha256(json.dumps(self.tools).encode()).hexdigest()
+        self._episode_tools: list[dict[str, Any]] = []
         self.observation_space = MessageListSpace()
         self.episode: Episode | None = None
 
@@ -182,10 +195,19 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         super().reset(seed=seed)
         task = self._choose_task(options)
         self.user.check_ready()
-        self.user.reset(task, int(self.np_random.integers(2**31 - 1)))
-        self.episode = Episode(task, self.base.fork(), self.user, self.max_steps, self.max_errors)
-        # One private copy of the schemas per episode: editing info["tools"] changes no cache.
-        self._episode_tools: list[dict[str, Any]] = pickle.loads(_tools_blob(self.tools))
+        user_seed = int(self.np_random.integers(2**31 - 1))
+        if self.protocol.seed_is_user_seed and seed is not None:
+            user_seed = seed  # tau2 run: the trial's seed goes to the customer's LLM as is
+        self.user.reset(task, user_seed)
+        self.episode = Episode(
+            task,
+            self.base.fork(),
+            self.user,
+            self.max_steps,
+            self.max_errors,
+            protocol=self.protocol,
+        )
+        self._episode_tools = _handout(self._tools_key, self.tools)
         return self.episode
 
     def _reset_info(self) -> dict[str, Any]:
@@ -239,8 +261,9 @@ class AirlineEnv(gym.Env[list[Message], Any]):
                 {"role": "system", "content": self.system_prompt},
                 *episode.public_history(),
             ],
-            "tools": self._episode_tools,
+            "tools": list(self._episode_tools),
             "system_prompt": self.system_prompt,
+            "protocol": self.protocol.name,
             "step_count": episode.step_count,
             "num_errors": episode.num_errors,
             "termination_reason": episode.termination_reason,
@@ -250,15 +273,24 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         return info
 
 
-def _tools_blob(tools: list[dict[str, Any]]) -> bytes:
-    """The tool schemas pickled once per process (loading a copy of them is C-speed)."""
-    key = tuple(map(id, tools))
-    if key not in _TOOLS_BLOBS:  # the entry keeps the schemas alive, so the ids stay theirs
-        _TOOLS_BLOBS[key] = (list(tools), pickle.dumps(tools, protocol=pickle.HIGHEST_PROTOCOL))
-    return _TOOLS_BLOBS[key][1]
+def _handout(key: str, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The copy of the tool schemas that infos hand out, checked at every reset.
+
+    One copy per distinct tool set in the process (no memory per env). A caller who edits it
+    edits nothing the env uses; the next reset anywhere sees the edit and hands out a fresh
+    copy. Copies share the (immutable) strings, so the check is a fast C-level comparison.
+    """
+    entry = _HANDOUTS.get(key)
+    if entry is None:
+        entry = _HANDOUTS[key] = (clone(tools), clone(tools))
+    pristine, handout = entry
+    if handout != pristine:
+        handout = clone(pristine)
+        _HANDOUTS[key] = (pristine, handout)
+    return handout
 
 
-_TOOLS_BLOBS: dict[tuple[int, ...], tuple[list[dict[str, Any]], bytes]] = {}
+_HANDOUTS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
 
 
 def _check_settings(max_steps: Any, max_errors: Any, error_penalty: Any) -> None:

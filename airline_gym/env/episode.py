@@ -8,6 +8,10 @@ Step counting follows the reference: the user's first message is step 1 (the age
 not a step); every agent message, every batch of tool results and every user message is one
 step. After a step whose next recipient is not the tool environment, ``max_steps`` and then
 ``max_errors`` are checked, and they override a stop decided in the same step.
+
+The :class:`~airline_gym.env.protocols.Protocol` decides whether the agent can end the episode
+(``done``, ``###STOP###`` in its text: ``gym``) or not (``leaderboard``), and the form of the
+history the agent is shown (:meth:`Episode.public_history`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from airline_gym.domain.prompts import GREETING, STOP, is_user_stop
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
 from airline_gym.env.actions import DONE_TOOL, ActionError, AgentMessage, parse_action
+from airline_gym.env.protocols import GYM, Protocol, get_protocol
 from airline_gym.users.base import Dialogue, UserSimulator, UserSimulatorError
 
 Message = dict[str, Any]
@@ -50,6 +55,7 @@ class Episode:
     num_errors: int = 0
     termination_reason: str | None = None
     error_detail: str | None = None
+    protocol: Protocol = field(default_factory=lambda: get_protocol(GYM))
     _ids: Any = field(default_factory=lambda: itertools.count(), repr=False)
     _seen: int = 0
     _public: list[Message] = field(default_factory=list, repr=False)
@@ -121,12 +127,18 @@ class Episode:
     def _apply(self, message: AgentMessage) -> bool:
         self._add(message.to_openai())
         self.step_count += 1
-        calls = [c for c in message.tool_calls if c.name != DONE_TOOL]
-        stop = len(calls) < len(message.tool_calls) or STOP in (message.content or "")
+        done = self.protocol.offers_done
+        calls = [c for c in message.tool_calls if not (done and c.name == DONE_TOOL)]
+        stop = len(calls) < len(message.tool_calls) or (
+            self.protocol.agent_text_stops and STOP in (message.content or "")
+        )
         if message.tool_calls:
             for call in message.tool_calls:
-                if call.name == DONE_TOOL:
+                if done and call.name == DONE_TOOL:
                     content = "Conversation ended by the agent."
+                elif call.error is not None:
+                    content = f"Error: {call.error}"
+                    self.num_errors += 1
                 else:
                     result = execute(self.db, call.name, call.arguments)
                     content = result.content
@@ -188,7 +200,8 @@ class Episode:
     def _add(self, message: Message) -> None:
         self.messages.append(message)
         if message["role"] != "system":
-            self._public.append(message)
+            protocol = self.protocol
+            self._public.append(protocol.public(message) if protocol.reference_history else message)
 
     def public_history(self) -> Iterator[Message]:
         """Fresh copies of the transcript's messages: editing them changes nothing here."""

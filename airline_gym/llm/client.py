@@ -16,6 +16,8 @@ from airline_gym.llm.background import run_blocking
 from airline_gym.llm.credentials import check_credentials, effective_api_key
 from airline_gym.llm.errors import LLMError, MissingCredentials, classify
 from airline_gym.llm.litellm_backend import acomplete_litellm, litellm_loaded, load_litellm
+from airline_gym.llm.openai_direct import direct_body, post_chat
+from airline_gym.llm.pricing import usage_cost
 from airline_gym.llm.replies import ChatReply, parse_reply
 
 __all__ = ["RESERVED_KWARGS", "ChatModel", "LiteLLMChatModel"]
@@ -75,7 +77,9 @@ class LiteLLMChatModel:
     does a hosted model with no credentials (no request is made). ``timeout`` bounds each request
     in total; ``None`` (the default, like the reference) never cuts one short. ``tool_choice`` is
     sent only when set. With ``api_base`` and no key, a placeholder key is sent (local servers
-    need none). Holds no client objects: picklable.
+    need none). With ``fast_path`` (default), an ``openai/...`` model at an ``api_base`` is
+    reached directly over a pooled keep-alive connection, with the body litellm would send;
+    everything else goes through litellm. Holds no client objects: picklable.
     """
 
     model: str
@@ -90,6 +94,7 @@ class LiteLLMChatModel:
     backoff_cap: float = 30.0
     require_content: bool = True
     validate_tool_json: bool = True
+    fast_path: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __init__(
@@ -106,6 +111,7 @@ class LiteLLMChatModel:
         backoff_cap: float = 30.0,
         require_content: bool = True,
         validate_tool_json: bool = True,
+        fast_path: bool = True,
         extra: Mapping[str, Any] | None = None,
         *,
         max_retries: int | None = None,
@@ -125,6 +131,7 @@ class LiteLLMChatModel:
         self.backoff_cap = backoff_cap
         self.require_content = require_content
         self.validate_tool_json = validate_tool_json
+        self.fast_path = fast_path
         self.extra = dict(extra or {})
         clash = RESERVED_KWARGS.intersection(self.extra)
         if clash:
@@ -180,18 +187,19 @@ class LiteLLMChatModel:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
     ) -> ChatReply:
         """Return the next assistant reply, retrying transient failures."""
-        await self._prepare()
+        body = self.direct_body(messages, tools)
+        if body is None and not litellm_loaded():  # import it outside any request's budget
+            await asyncio.to_thread(load_litellm)
         attempt = 0
         while True:
             attempt += 1
             try:
                 self._check_credentials()
-                response = await asyncio.wait_for(self._send(messages, tools), self.timeout)
-                return parse_reply(
-                    response,
-                    require_content=self.require_content,
-                    validate_tool_json=self.validate_tool_json,
-                )
+                if body is not None:
+                    return await asyncio.wait_for(self._send_direct(body), self.timeout)
+                request = self.litellm_request(messages, tools)
+                response = await asyncio.wait_for(acomplete_litellm(request), self.timeout)
+                return self._reply(response)
             except Exception as exc:
                 delay = self._on_failure(exc, attempt)
             await asyncio.sleep(delay)
@@ -213,15 +221,29 @@ class LiteLLMChatModel:
         if problem:
             raise MissingCredentials(problem)
 
-    async def _prepare(self) -> None:
-        """Import litellm (in a worker thread, outside any request's time budget)."""
-        if not litellm_loaded():
-            await asyncio.to_thread(load_litellm)
+    def _reply(self, response: Any, cost: float | None = None) -> ChatReply:
+        return parse_reply(
+            response,
+            require_content=self.require_content,
+            validate_tool_json=self.validate_tool_json,
+            cost=cost,
+        )
 
-    async def _send(
+    async def _send_direct(self, body: dict[str, Any]) -> ChatReply:
+        assert self.api_base is not None
+        api_key = effective_api_key(self.model, self.api_base, self.api_key)
+        response = await post_chat(self.api_base, api_key, body, self.timeout)
+        return self._reply(response, usage_cost(self.model, response.get("usage")))
+
+    def direct_body(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
-    ) -> Any:
-        return await acomplete_litellm(self.litellm_request(messages, tools))
+    ) -> dict[str, Any] | None:
+        """The body sent on the direct path, or ``None`` when this request goes via litellm."""
+        if not self.fast_path or not self.api_base:
+            return None
+        params = dict(self.extra)
+        params.update(seed=self.seed, tools=tools or None, tool_choice=self.tool_choice)
+        return direct_body(self.model, messages, self.temperature, params)
 
     def litellm_request(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None

@@ -9,7 +9,16 @@ from dataclasses import dataclass
 
 from airline_gym.errors import LLMError
 
-__all__ = ["BadReply", "Failure", "LLMError", "MissingCredentials", "classify", "one_line"]
+__all__ = [
+    "BadReply",
+    "Failure",
+    "HTTPStatusFailure",
+    "LLMError",
+    "MissingCredentials",
+    "UnparseableBody",
+    "classify",
+    "one_line",
+]
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _MAX_DETAIL = 400
@@ -76,11 +85,18 @@ def retry_after(headers: Mapping[str, str] | None) -> float | None:
 
 
 def _is_transport_error(exc: BaseException) -> bool:
-    try:
-        import httpx
-    except ImportError:  # pragma: no cover - litellm and openai depend on httpx
-        return False
-    return isinstance(exc, httpx.TransportError)
+    """A connection that failed, dropped or broke mid-reply (httpx's or aiohttp's words)."""
+    import sys
+
+    httpx = sys.modules.get("httpx")  # never imported just to look
+    if httpx is not None and isinstance(exc, httpx.TransportError):
+        return True
+    aiohttp = sys.modules.get("aiohttp")
+    return (
+        aiohttp is not None
+        and isinstance(exc, aiohttp.ClientError)
+        and not isinstance(exc, aiohttp.ClientResponseError)
+    )
 
 
 def _is_timeout(exc: BaseException, name: str, status: int | None) -> bool:
@@ -111,7 +127,7 @@ def classify(exc: BaseException, timeout: float | None) -> Failure:
         or _is_transport_error(exc)
     ):
         return Failure(True, "connection error", detail, status)
-    if "Expecting value" in detail or "JSONDecodeError" in detail:
+    if isinstance(exc, UnparseableBody) or "Expecting value" in detail or "JSONDecode" in detail:
         return Failure(True, "unparseable response body", detail, status)
     if status is None:
         return Failure(False, name, detail)
@@ -124,3 +140,16 @@ def classify(exc: BaseException, timeout: float | None) -> Failure:
     if status in (401, 403):
         detail += " (check the API key; see airline_gym.llm.check_credentials)"
     return Failure(False, f"HTTP {status}", detail, status)
+
+
+class HTTPStatusFailure(Exception):
+    """A non-2xx answer on the direct path (classified by ``status_code`` like litellm's)."""
+
+    def __init__(self, status_code: int, message: str, headers: Mapping[str, str]) -> None:
+        super().__init__(f"HTTP {status_code}: {message}")
+        self.status_code = status_code
+        self.headers = headers
+
+
+class UnparseableBody(Exception):
+    """A 2xx answer whose body is not a JSON object (retried)."""

@@ -28,7 +28,7 @@ from typing import Any
 __all__ = ["FAULTS", "OpenAIServer", "Reply"]
 
 #: Named faults understood by :class:`Reply`; any 3-digit string ("401", "503") is an HTTP error.
-FAULTS = ("hang", "empty", "drop", "bad_json", "garbage")
+FAULTS = ("hang", "drip", "empty", "drop", "bad_json", "garbage")
 
 _ERROR_TYPES = {
     400: ("invalid_request_error", None),
@@ -47,7 +47,9 @@ class Reply:
     JSON-encoded, strings are sent verbatim. ``fault`` is ``None``, one of :data:`FAULTS`, or
     an HTTP status such as ``"500"``, ``"429"`` (sent with ``Retry-After: retry_after``) or
     ``"401"``. ``hang`` waits ``hang_seconds`` (or until the server stops) then closes the
-    socket without answering. ``delay`` seconds pass before any answer (a slow model).
+    socket without answering; ``drip`` sends the headers of a 200, then one byte of body every
+    0.1 s for ``hang_seconds`` (a read timeout never fires). ``delay`` seconds pass before any
+    answer (a slow model).
     """
 
     content: str | None = None
@@ -181,6 +183,22 @@ def _hard_close(conn: socket.socket) -> None:
         conn.close()
 
 
+def completion_body(
+    completion_id: str, model: str, message: dict[str, Any], usage: dict[str, int]
+) -> dict[str, Any]:
+    """A ``chat.completion`` response body carrying ``message``."""
+    finish = "tool_calls" if message.get("tool_calls") else "stop"
+    return {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "system_fingerprint": None,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": usage,
+    }
+
+
 def _rough_tokens(obj: Any) -> int:
     """A deterministic token estimate (whitespace words of the JSON text)."""
     if obj is None:
@@ -289,6 +307,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "drop":
             self._drop()
             return
+        if fault == "drip":
+            self._drip(reply.hang_seconds)
+            return
         if fault == "garbage":
             self._send(200, b"<html>this is not JSON {", content_type="application/json")
             return
@@ -322,20 +343,20 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream"):
             self._stream(completion_id, model, message, finish, usage, body)
             return
-        self._send_json(
-            200,
-            {
-                "id": completion_id,
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": model,
-                "system_fingerprint": None,
-                "choices": [
-                    {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
-                ],
-                "usage": usage,
-            },
-        )
+        self._send_json(200, completion_body(completion_id, model, message, usage))
+
+    def _drip(self, seconds: float) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "100000")
+        self.end_headers()
+        self.wfile.flush()
+        end = time.monotonic() + seconds
+        with contextlib.suppress(OSError):
+            while time.monotonic() < end and not self.owner._stopping.wait(0.1):
+                self.wfile.write(b" ")
+                self.wfile.flush()
+        self._drop()
 
     def _tool_call(self, spec: dict[str, Any]) -> dict[str, Any]:
         args = spec.get("arguments", {})

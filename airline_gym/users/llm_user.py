@@ -38,7 +38,8 @@ class LLMUser(UserSimulator):
     (tau2-style) sets :class:`~airline_gym.llm.LiteLLMChatModel` fields (``api_base``,
     ``api_key``, ``temperature`` (default 0.0), ``timeout``, ``max_retries``, ``seed``...); other
     keys are passed to litellm. The seed given to :meth:`reset` overrides ``llm_args["seed"]``;
-    with neither, no seed is sent. ``cost`` sums the provider-reported cost of the episode.
+    with neither, no seed is sent. ``cost`` sums the provider-reported cost of the episode
+    (``None`` while no reply has reported one).
     """
 
     offline = False
@@ -58,7 +59,7 @@ class LLMUser(UserSimulator):
         self.chat_model = self._base
         self.task: Task | None = None
         self._system: str | None = None
-        self.cost = 0.0
+        self.cost: float | None = None
         self.calls = 0
 
     def __repr__(self) -> str:
@@ -78,7 +79,7 @@ class LLMUser(UserSimulator):
             self.chat_model = dataclasses.replace(self._base, seed=seed)
         else:
             self.chat_model = self._base
-        self.cost = 0.0
+        self.cost = None
         self.calls = 0
 
     def messages(self, dialogue: Dialogue) -> list[dict[str, Any]]:
@@ -110,7 +111,8 @@ class LLMUser(UserSimulator):
 
     def _text(self, answer: ChatReply) -> str:
         self.calls += 1
-        self.cost += answer.cost or 0.0
+        if answer.cost is not None:
+            self.cost = (self.cost or 0.0) + answer.cost
         if not answer.content or not answer.content.strip():
             raise UserSimulatorError(
                 f"user simulator LLM {self.model!r} returned no text "

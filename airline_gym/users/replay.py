@@ -74,12 +74,17 @@ class ReplayUser(UserSimulator):
 
     def __init__(
         self,
-        source: Source,
+        source: Source | None = None,
         *,
         simulation_id: str | None = None,
         task_id: str | int | None = None,
         trial: int | None = None,
     ) -> None:
+        if source is None:
+            raise ConfigError(
+                "user='replay' needs a source: pass user_kwargs={'source': ...} with a tau2 "
+                "results file path, a results or simulation dict, or a list of customer messages"
+            )
         data = _load(source) if isinstance(source, (str, os.PathLike)) else source
         if isinstance(data, Mapping) and "simulations" in data:
             data = select_simulation(data, simulation_id, task_id, trial)

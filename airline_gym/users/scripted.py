@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from airline_gym.domain.prompts import STOP, TRANSFER
+from airline_gym.domain.prompts import GREETING, STOP, TRANSFER
 from airline_gym.domain.tasks import Task
 from airline_gym.errors import ConfigError
 from airline_gym.users.base import Dialogue, UserSimulator
@@ -20,7 +20,9 @@ USER_ID_RE = re.compile(r"\b[a-z]+(?:_[a-z]+)+_\d{3,}\b")
 #: Six upper-case letters/digits, at least one letter, not a flight number such as HAT045.
 RESERVATION_ID_RE = re.compile(r"\b(?![A-Z]{3}\d{3}\b)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6}\b")
 NAME_RE = re.compile(r"\b(?:[Yy]ou are|[Yy]our name is)\s+([A-Z][a-z]+(?: [A-Z][a-z]+)+)")
-EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+#: Matches start only where a run of address characters starts: without the look-behind the
+#: engine rescans the run from every position (quadratic in a long run without an "@").
+EMAIL_RE = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 DOB_RE = re.compile(
     r"(?:date of birth|\bdob\b|birthday|born)\D{0,20}?"
     r"(\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}|[A-Z][a-z]+ \d{1,2},? \d{4})",
@@ -305,7 +307,9 @@ class ScriptedUser(UserSimulator):
             return TRANSFER
         if user_turns == 0:
             return self.opening()
-        repeated = len(agent) > 1 and _norm(agent[-1]) == _norm(agent[-2])
+        # the env's fixed greeting is not the agent's: saying it again is not a repetition
+        own = agent[1:] if agent and agent[0] == GREETING else agent
+        repeated = len(own) > 1 and _norm(own[-1]) == _norm(own[-2])
         if repeated or user_turns >= self.max_turns:
             return STOP
         answer = self._identity(last, profile)

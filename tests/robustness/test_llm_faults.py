@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
 import threading
 import time
@@ -172,6 +173,42 @@ def test_many_customers_failing_at_once_stay_bounded() -> None:
     with timed(LIMIT + 5):
         infos = asyncio.run(play())
     assert all(i["termination_reason"] == "user_error" for i in infos)
+
+
+def _sockets() -> int:
+    """Open sockets of this process (its file descriptors that are sockets)."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+    return count
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+@pytest.mark.parametrize("path", ["blocking", "async", "litellm-blocking"])
+def test_requests_given_up_on_leave_no_thread_or_socket(path: str) -> None:
+    """15 episodes against a server that drips bytes: each timed-out request is closed."""
+    drip = Reply(fault="drip", hang_seconds=20)
+    args = {"timeout": 0.3, "max_retries": 0, "fast_path": not path.startswith("litellm")}
+    with OpenAIServer(default=drip) as server:
+        envs = [customer_env(server, **args).unwrapped for _ in range(15)]
+        envs[0].reset(seed=0)  # the first episode starts the pools and the shared loop
+        threads, sockets = threading.active_count(), _sockets()
+        if path.endswith("blocking"):
+            infos = [env.reset(seed=i)[1] for i, env in enumerate(envs)]
+        else:
+
+            async def play() -> list[dict[str, Any]]:
+                done = await asyncio.gather(*(e.areset(seed=i) for i, e in enumerate(envs)))
+                return [info for _obs, info in done]
+
+            infos = asyncio.run(play())
+        assert all(i["termination_reason"] == "user_error" for i in infos)
+        assert all("timeout" in i["error"] for i in infos)
+        time.sleep(0.5)  # the server notices closed connections at its next drip (0.1 s)
+        assert threading.active_count() <= threads
+        assert _sockets() <= sockets
+        assert len(server.requests) == 16
 
 
 # --- the model agent -----------------------------------------------------------------------------

@@ -1,0 +1,47 @@
+"""The agent contract and message helpers shared by every agent."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from airline_gym.env.actions import DONE_TOOL
+from airline_gym.errors import AgentError
+
+__all__ = ["Action", "Agent", "AgentError", "text_message", "tool_call_message"]
+
+Action = dict[str, Any]
+
+
+class Agent(Protocol):
+    """Anything that can play the agent side of an episode."""
+
+    def reset(self, info: dict[str, Any]) -> None:
+        """A new episode begins; ``info`` is what ``env.reset`` returned."""
+
+    def act(self, observation: list[dict[str, Any]], info: dict[str, Any]) -> Any:
+        """The next action."""
+
+
+def tool_call_message(name: str, arguments: dict[str, Any], call_id: str) -> Action:
+    """An assistant message with one tool call, in OpenAI format."""
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments)},
+            }
+        ],
+    }
+
+
+def text_message(text: str) -> Action:
+    """An assistant message to the user."""
+    return {"role": "assistant", "content": text}
+
+
+#: The gym protocol's ``done`` call.
+DONE = tool_call_message(DONE_TOOL, {}, "done")

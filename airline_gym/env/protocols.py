@@ -1,0 +1,115 @@
+"""The two named protocols an episode can follow (spec §13.11).
+
+``gym``
+    tau2's gym wrapper (spec §8): the agent is offered the 14 tools plus ``done`` (its schema as
+    the reference's ``as_tool(done)`` gives it); calling ``done`` or writing ``###STOP###`` in a
+    message ends the episode as ``agent_stop``. The env's default.
+``leaderboard``
+    ``tau2 run`` with its ``llm_agent`` (spec §5, §7), the protocol of the published τ² pass
+    rates: 14 tools and no ``done`` (a call of it is an unknown tool), agent text never ends the
+    episode (it runs on to the customer's stop or a limit), the customer's LLM seed is the
+    episode's seed itself, and ``info["messages"]`` is the history exactly as the reference
+    sends it to litellm: every assistant message carries ``tool_calls`` (``None`` for text),
+    each call as ``{"id", "name", "function": {"name", "arguments": json.dumps(args)},
+    "type": "function"}`` with the arguments re-serialised, tool results as ``{"role",
+    "content", "tool_call_id"}``.
+
+Both send a tool-call-looking string that does not parse to the tools as an error result (see
+:mod:`airline_gym.env.actions`), where the reference's gym sends it to the customer as text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from airline_gym.domain.schemas import JSONSchema, done_schema, tool_schemas
+
+GYM = "gym"
+LEADERBOARD = "leaderboard"
+PROTOCOLS = (GYM, LEADERBOARD)
+
+Message = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How an episode talks to its agent (see the module docstring)."""
+
+    name: str
+    offers_done: bool
+    agent_text_stops: bool
+    reference_history: bool
+    seed_is_user_seed: bool
+
+    def tools(self, data_dir: str | os.PathLike[str] | None = None) -> list[JSONSchema]:
+        """The tools array offered to the agent (fresh copies)."""
+        tools = tool_schemas(data_dir)
+        return [*tools, done_schema(data_dir)] if self.offers_done else tools
+
+    def public(self, message: Message) -> Message:
+        """The form of a history message in ``info["messages"]`` (a new dict)."""
+        if not self.reference_history:
+            return dict(message)
+        role = message["role"]
+        if role == "assistant":
+            calls = message.get("tool_calls") or None
+            return {
+                "role": "assistant",
+                "content": message.get("content"),
+                "tool_calls": None if calls is None else [_reference_call(c) for c in calls],
+            }
+        if role == "tool":
+            return {
+                "role": "tool",
+                "content": message["content"],
+                "tool_call_id": message["tool_call_id"],
+            }
+        return {"role": role, "content": message.get("content")}
+
+
+def _reference_call(call: dict[str, Any]) -> dict[str, Any]:
+    """One tool call as tau2's ``to_litellm_messages`` writes it (arguments re-serialised)."""
+    function = call["function"]
+    name, arguments = function["name"], function["arguments"]
+    if isinstance(arguments, str):
+        # not JSON (the reference would have crashed): kept as sent
+        with contextlib.suppress(ValueError, RecursionError):
+            arguments = json.dumps(json.loads(arguments))
+    return {
+        "id": call["id"],
+        "name": name,
+        "function": {"name": name, "arguments": arguments},
+        "type": "function",
+    }
+
+
+_PROTOCOLS = {
+    GYM: Protocol(
+        GYM,
+        offers_done=True,
+        agent_text_stops=True,
+        reference_history=False,
+        seed_is_user_seed=False,
+    ),
+    LEADERBOARD: Protocol(
+        LEADERBOARD,
+        offers_done=False,
+        agent_text_stops=False,
+        reference_history=True,
+        seed_is_user_seed=True,
+    ),
+}
+
+
+def get_protocol(protocol: str | Protocol) -> Protocol:
+    """The protocol named ``protocol`` (``"gym"`` or ``"leaderboard"``)."""
+    if isinstance(protocol, Protocol):
+        return protocol
+    found = _PROTOCOLS.get(protocol) if isinstance(protocol, str) else None
+    if found is None:
+        raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}; got {protocol!r}")
+    return found

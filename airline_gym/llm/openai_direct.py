@@ -1,0 +1,173 @@
+"""The common case, cheaply: an OpenAI-compatible server at ``api_base``, reached with aiohttp.
+
+Used instead of litellm when the model is ``openai/...`` with an ``api_base`` and the request
+uses only plain chat parameters; anything else goes through litellm. The request body is the
+one litellm would send (same keys, same order, ``None`` values dropped from messages), which
+``tests/llm/test_direct.py`` checks against litellm itself. One keep-alive connection pool per
+event loop; nothing litellm does per call (logging, cost lookups, pydantic objects) is done
+here. aiohttp (a litellm dependency) rather than httpx: measured on this path, 1.3 ms of CPU
+per request against httpx's 2.6-3.6 ms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import weakref
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from airline_gym.llm.errors import HTTPStatusFailure, UnparseableBody, one_line
+
+if TYPE_CHECKING:
+    import aiohttp
+
+__all__ = ["DIRECT_PARAMS", "direct_body", "post_chat"]
+
+log = logging.getLogger(__name__)
+
+#: Optional parameters sent as-is, in the order litellm writes them into the body.
+DIRECT_PARAMS = (
+    "top_p",
+    "n",
+    "stop",
+    "max_tokens",
+    "max_completion_tokens",
+    "presence_penalty",
+    "frequency_penalty",
+    "logit_bias",
+    "response_format",
+    "seed",
+    "tools",
+    "tool_choice",
+    "logprobs",
+    "top_logprobs",
+    "parallel_tool_calls",
+    "reasoning_effort",
+)
+_ALLOWED_EXTRA = frozenset(DIRECT_PARAMS) | {"extra_body", "caching"}
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
+# model families litellm rewrites parameters for (max_tokens, temperature...): litellm only
+_REWRITTEN_FAMILIES = ("o1", "o3", "o4", "gpt-5", "codex", "computer-use")
+
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool] = weakref.WeakKeyDictionary()
+
+
+def _plain_message(message: Any) -> dict[str, Any] | None:
+    """``message`` without its ``None`` values, or ``None`` if litellm would rewrite it."""
+    if not isinstance(message, dict) or message.get("role") not in _ROLES:
+        return None
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        return None  # content parts (images, files) are litellm's business
+    return {k: v for k, v in message.items() if v is not None}
+
+
+def direct_body(
+    model: str,
+    messages: list[dict[str, Any]],
+    temperature: float,
+    params: Mapping[str, Any],
+) -> dict[str, Any] | None:
+    """The JSON body litellm would send for ``openai/<name>``, or ``None`` when not eligible.
+
+    ``params`` holds ``seed``, ``tools``, ``tool_choice`` and the user's extra arguments.
+    """
+    if not model.startswith("openai/"):
+        return None
+    name = model[len("openai/") :]
+    if name.startswith(_REWRITTEN_FAMILIES) or not _ALLOWED_EXTRA.issuperset(params):
+        return None
+    plain = [_plain_message(m) for m in messages]
+    if any(m is None for m in plain):
+        return None
+    body: dict[str, Any] = {"model": name, "messages": plain, "temperature": temperature}
+    for key in DIRECT_PARAMS:
+        value = params.get(key)
+        if value is not None:
+            body[key] = value
+    extra_body = params.get("extra_body")
+    if extra_body is not None:
+        if not isinstance(extra_body, Mapping):
+            return None
+        body.update(extra_body)
+    return body
+
+
+class _Pool:
+    """One ``aiohttp`` session per event loop, closed when the loop shuts down.
+
+    ``asyncio.run`` closes every live async generator before closing its loop; a started
+    generator owned by the pool is the hook that closes the session there.
+    """
+
+    def __init__(self) -> None:
+        import aiohttp
+
+        connector = aiohttp.TCPConnector(limit=0, limit_per_host=0, keepalive_timeout=60)
+        self.session = aiohttp.ClientSession(
+            connector=connector, timeout=aiohttp.ClientTimeout(total=None)
+        )
+        self._closer = self._close_at_shutdown()
+
+    async def start(self) -> None:
+        await self._closer.__anext__()
+
+    async def _close_at_shutdown(self) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await self.session.close()
+
+
+async def _session() -> aiohttp.ClientSession:
+    loop = asyncio.get_running_loop()
+    pool = _pools.get(loop)
+    if pool is None or pool.session.closed:
+        pool = _pools[loop] = _Pool()
+        await pool.start()
+        log.debug("new connection pool for event loop %#x", id(loop))
+    return pool.session
+
+
+def _error_message(content: bytes) -> str:
+    try:
+        error = json.loads(content).get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        if message:
+            return one_line(str(message))
+    except (ValueError, AttributeError):
+        pass
+    return one_line(content[:400].decode("utf-8", "replace")) or "(empty body)"
+
+
+async def post_chat(
+    api_base: str, api_key: str | None, body: dict[str, Any], timeout: float | None
+) -> dict[str, Any]:
+    """POST ``body`` to ``{api_base}/chat/completions``; the decoded JSON reply.
+
+    ``timeout`` bounds connecting and each socket read (the caller bounds the whole request);
+    a request that is cancelled closes its connection.
+    """
+    import aiohttp
+
+    headers = {"Content-Type": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    url = api_base.rstrip("/") + "/chat/completions"
+    data = json.dumps(body).encode()
+    session = await _session()
+    limits = aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout)
+    async with session.post(url, data=data, headers=headers, timeout=limits) as response:
+        content = await response.read()
+        status = response.status
+        if status >= 300:
+            raise HTTPStatusFailure(status, _error_message(content), dict(response.headers))
+    try:
+        decoded = json.loads(content)
+    except ValueError as exc:
+        raise UnparseableBody(f"reply is not JSON ({exc}): {content[:80]!r}") from None
+    if not isinstance(decoded, dict):
+        raise UnparseableBody(f"reply is JSON {type(decoded).__name__}, not an object")
+    return decoded
