@@ -18,35 +18,18 @@ from typing import TYPE_CHECKING, Any
 import gymnasium as gym
 import numpy as np
 
+from airline_gym import wrappers
 from airline_gym.errors import require
 from airline_gym.wrappers import (
-    INFO_KEYS,
-    KINDS,
-    PADDINGS,
-    Candidate,
     CandidateActionWrapper,
-    Knowledge,
     ProgressReward,
-    generate_candidates,
 )
 
 if TYPE_CHECKING:
     from stable_baselines3 import PPO
     from stable_baselines3.common.base_class import BaseAlgorithm
 
-__all__ = [
-    "INFO_KEYS",
-    "KINDS",
-    "PADDINGS",
-    "Candidate",
-    "CandidateActionWrapper",
-    "Knowledge",
-    "ProgressReward",
-    "evaluate",
-    "generate_candidates",
-    "make_env",
-    "train_ppo",
-]
+__all__ = [*wrappers.__all__, "evaluate", "make_env", "train_ppo"]
 
 
 # --- training helpers (stable-baselines3 is imported lazily) -------------------------------------

@@ -155,11 +155,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=int, default=1000, help="runs per figure (default 1000)")
     parser.add_argument("--task", default="17", help="task whose episode is graded (default 17)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
-    parser.add_argument(
-        "--vs-reference",
-        action="store_true",
-        help="measure the reference (tau2, if installed) on the same work, side by side",
-    )
+    side_by_side = "measure the reference (tau2, if installed) on the same work, side by side"
+    parser.add_argument("--vs-reference", action="store_true", help=side_by_side)
     from airline_gym.testing import bench_reference
 
     bench_reference.add_arguments(parser)

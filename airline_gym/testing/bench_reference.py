@@ -150,22 +150,20 @@ def run_vs_reference(
         bags_tau2 = _tau2_action("update_reservation_baggages", bags_args)
         ours_due = reset_every(lambda: ours_env.reset(seed=0), EPISODE_TOOL_STEPS)
         ref_due = reset_every(ref_env.reset, EPISODE_TOOL_STEPS)
-        add(
-            "read tool step (gym)",
-            median(lambda _: ours_env.step(read_msg), repeat, ours_due),
-            median(lambda _: ref_env.step(read_tau2), many, ref_due),
-            "s",
+
+        def step_figure(kind: str, ours_action: Any, ref_action: Any, names: Any) -> None:
+            ours_time = median(lambda _: ours_env.step(ours_action), repeat, ours_due)
+            ref_time = median(lambda _: ref_env.step(ref_action), many, ref_due)
+            add(f"{kind} tool step (gym)", ours_time, ref_time, "s", names, (repeat, many))
+
+        step_figure(
+            "read",
+            read_msg,
+            read_tau2,
             ("AirlineEnv.step(tool call)", "AgentGymEnv.step(tool call)"),
-            (repeat, many),
         )
-        add(
-            "write tool step (gym)",
-            median(lambda _: ours_env.step(bags_msg), repeat, ours_due),
-            median(lambda _: ref_env.step(bags_tau2), many, ref_due),
-            "s",
-            ("AirlineEnv.step(update_reservation_baggages)", "AgentGymEnv.step(same)"),
-            (repeat, many),
-        )
+        write_names = ("AirlineEnv.step(update_reservation_baggages)", "AgentGymEnv.step(same)")
+        step_figure("write", bags_msg, bags_tau2, write_names)
         checks["gym_steps"] = {
             "ours_errors": ours_env.episode.num_errors if ours_env.episode else None,
             "reference_last": ref_env.step(bags_tau2)[0][:60],

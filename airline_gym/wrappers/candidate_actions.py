@@ -10,7 +10,7 @@ Classic RL libraries (stable-baselines3, ...) have no text spaces, so
 >>> env.action_space, observation.shape == env.observation_space.shape
 (Discrete(40), True)
 >>> str(env.decode(0)), info["num_candidates"]
-('done()', 4)
+('done()', 5)
 
 **Actions.** Before every step the wrapper rebuilds a *candidate set* of concrete assistant
 messages from what the agent has observed so far (ids in the customer's messages, records in
