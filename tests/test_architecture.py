@@ -167,4 +167,4 @@ def test_no_module_is_over_the_line_limit() -> None:
     }
     over = {name for name, lines in sizes.items() if lines > MAX_LINES}
     assert over - OVERSIZED == set(), {name: sizes[name] for name in over - OVERSIZED}
-    assert OVERSIZED <= set(sizes), "OVERSIZED names a module that does not exist"
+    assert set(sizes) >= OVERSIZED, "OVERSIZED names a module that does not exist"
