@@ -47,9 +47,13 @@ def _agent(args: argparse.Namespace, env: Any) -> Any:
         from airline_gym.cli.options import local_api_key
 
         key = local_api_key(args.agent_model, args.api_base, args.api_key)
-        agent = agents.LiteLLMAgent(args.agent_model, api_base=args.api_base, api_key=key)
-        agent.check_ready()
-        return agent
+        from airline_gym.cli.eval import AGENT_KEY_HINT
+        from airline_gym.llm import check_credentials
+
+        problem = check_credentials(args.agent_model, args.api_base, key, AGENT_KEY_HINT)
+        if problem:
+            raise agents.AgentError(f"the LLM agent cannot run: {problem}")
+        return agents.LiteLLMAgent(args.agent_model, api_base=args.api_base, api_key=key)
     return {
         "gold": lambda: agents.GoldAgent(env.unwrapped.task_set),
         "noop": agents.NoOpAgent,

@@ -3,9 +3,17 @@
 Runs every (task, trial) pair, each episode with its own env, several at a time with
 --concurrency. Each finished simulation is appended to a journal beside the results file, and
 the file is written once at the end, so a killed run loses at most the episodes in flight;
---resume continues it. Only one run at a time may write a results file. Per-episode seeds are
-derived from --seed, the task id and the trial. At the end: pass^1..pass^k, mean reward,
-termination reasons, tool errors and steps per episode, and cost where reported.
+--resume continues it. Only one run at a time may write a results file.
+
+An LLM agent (--agent-model) runs the leaderboard protocol by default: exactly what tau2 run
+sends its llm_agent (the reference's 14 tools and no done, tool_choice auto, 3 retries, no
+request timeout unless --timeout is given, one seed per trial derived from --seed as tau2's
+runner derives it, shared by agent and customer). --protocol gym offers done and ends an
+episode on ###STOP### in the agent's text, as tau2's gym wrapper does; it is the default for
+the built-in agents. The protocol is recorded in the results file's info.
+
+At the end: pass^1..pass^k, mean reward, termination reasons, tool errors and steps per
+episode, and cost where reported.
 
 The customer is the scripted one unless --user llm (or --user-model) is given; the reference
 customer is an LLM (gpt-4.1).
@@ -72,7 +80,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     user.add_argument("--user-api-base", metavar="URL", help="OpenAI-compatible URL for the user")
     user.add_argument("--user-api-key", help="API key for the user's model (default: from env)")
     llm = parser.add_argument_group("LLM calls (agent and customer)")
-    llm.add_argument("--timeout", type=float, default=60.0, help="seconds per request (60)")
+    llm.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds per request (default: none, as the reference: no request is cut short)",
+    )
     llm.add_argument("--max-retries", type=int, default=3, help="retries per request (3)")
     run_ = parser.add_argument_group("run")
     run_.add_argument("--tasks", default=DEFAULT_TASK_SET, help="'tau2' or a tasks.json path")
@@ -83,6 +96,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run_.add_argument("--seed", type=int, default=DEFAULT_SEED, help="base seed (300)")
     run_.add_argument("--max-steps", type=int, default=200, help="step budget (200)")
     run_.add_argument("--max-errors", type=int, default=10, help="tool errors allowed (10)")
+    run_.add_argument(
+        "--protocol",
+        choices=("leaderboard", "gym"),
+        help="leaderboard (tau2 run; default with --agent-model) or gym (tau2's gym wrapper, "
+        "with done; default with --agent)",
+    )
     output = parser.add_argument_group("output")
     output.add_argument("--out", metavar="FILE", help="results file (default results/<...>.json)")
     output.add_argument("--resume", action="store_true", help="continue the run in --out")
@@ -103,7 +122,7 @@ def _config(args: argparse.Namespace) -> EvalConfig:
     for name in ("trials", "concurrency", "max_steps", "max_errors"):
         if getattr(args, name) < 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
-    if args.max_retries < 0 or args.timeout <= 0:
+    if args.max_retries < 0 or (args.timeout is not None and not args.timeout > 0):
         raise ConfigError("--max-retries must be >= 0 and --timeout > 0")
     user = args.user or ("llm" if args.user_model else "scripted")
     if user == "scripted" and (args.user_model or args.user_api_base or args.user_api_key):
@@ -122,7 +141,9 @@ def _config(args: argparse.Namespace) -> EvalConfig:
         from airline_gym.users import DEFAULT_USER_MODEL, USER_MODEL_ENV
 
         model = args.user_model or os.environ.get(USER_MODEL_ENV) or DEFAULT_USER_MODEL
-        user_llm_args = {"timeout": args.timeout, "max_retries": args.max_retries}
+        user_llm_args = {"max_retries": args.max_retries}
+        if args.timeout is not None:
+            user_llm_args["timeout"] = args.timeout
         if args.user_api_base:
             user_llm_args["api_base"] = args.user_api_base
         key = local_api_key(model, args.user_api_base, args.user_api_key)
@@ -140,7 +161,15 @@ def _config(args: argparse.Namespace) -> EvalConfig:
         user_model=args.user_model,
         user_llm_args=user_llm_args,
         concurrency=args.concurrency,
+        protocol=args.protocol or ("leaderboard" if args.agent_model else "gym"),
     )
+
+
+#: The CLI's way out when the agent's model has no key (not the Python options of a customer).
+AGENT_KEY_HINT = (
+    "or pass --api-base URL for a local OpenAI-compatible server, or run offline with "
+    "--agent gold or --agent noop instead of --agent-model"
+)
 
 
 def _agent(args: argparse.Namespace) -> Any:
@@ -150,7 +179,7 @@ def _agent(args: argparse.Namespace) -> Any:
     from airline_gym.llm import check_credentials
 
     key = local_api_key(args.agent_model, args.api_base, args.api_key)
-    problem = check_credentials(args.agent_model, args.api_base, key)
+    problem = check_credentials(args.agent_model, args.api_base, key, AGENT_KEY_HINT)
     if problem:
         raise AgentError(f"the LLM agent cannot run: {problem}")
 

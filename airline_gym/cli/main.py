@@ -1,12 +1,15 @@
-"""The ``airline-gym`` command line: each subcommand lives in its own module.
+"""airline-gym: the tau2-bench airline domain as a Gymnasium environment.
 
-Run ``airline-gym COMMAND --help`` for a command's options and examples.
+Play or watch episodes, evaluate agents, inspect tasks and re-grade recorded runs.
+Run 'airline-gym COMMAND --help' for a command's options and examples.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import re
 import sys
 from collections.abc import Sequence
 
@@ -33,13 +36,24 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+_SPEC_REFERENCE = re.compile(r"\s*\((?:see )?spec(?:ification)? ?§?[\d.]+\)")
+
+
+def screen_text(doc: str) -> str:
+    """A docstring as help text: no reST double backticks, no references to the spec."""
+    return _SPEC_REFERENCE.sub("", doc).replace("``", "'")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every subcommand."""
+    from airline_gym import __version__
+
     parser = _Parser(prog="airline-gym", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"airline-gym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(module_name)
-        doc = (module.__doc__ or "").strip()
+        doc = screen_text((module.__doc__ or "").strip())
         command = sub.add_parser(
             name,
             help=doc.splitlines()[0] if doc else None,
@@ -55,7 +69,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     args = build_parser().parse_args(argv)
     try:
-        return int(args._run(args) or 0)
+        code = int(args._run(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows up here, not at exit
+        return code
+    except BrokenPipeError:  # the reader went away (e.g. '| head'): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the flush at exit does not fail again
+        return 0
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

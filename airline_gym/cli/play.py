@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from typing import Any
@@ -28,6 +29,7 @@ from typing import Any
 from airline_gym.domain.tasks import DEFAULT_TASK_SET
 from airline_gym.domain.tools import TOOLS
 from airline_gym.env.actions import DONE_TOOL
+from airline_gym.env.render import colourise
 from airline_gym.errors import ConfigError
 
 _CALL = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*$", re.DOTALL)
@@ -52,6 +54,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-steps", type=int, default=200, help="step budget (default 200)")
     parser.add_argument(
         "--show-task", action="store_true", help="print the customer's scenario first (spoiler)"
+    )
+    parser.add_argument(
+        "--no-colour",
+        "--no-color",
+        dest="no_colour",
+        action="store_true",
+        help="plain text output (colour is used only on a terminal, never with NO_COLOR set)",
     )
 
 
@@ -90,11 +99,13 @@ def check_line(line: str) -> str | None:
     return None
 
 
-def show(messages: list[dict[str, Any]]) -> None:
+def show(messages: list[dict[str, Any]], colour: bool = False) -> None:
     """Print an observation: customer turns, tool results (as the agent sees them) and errors."""
     labels = {"user": "customer", "tool": "tool"}
     for message in messages:
-        print(f"{labels.get(message['role'], 'error')}: {message.get('content')}")
+        role = message["role"] if message["role"] in labels else "system"
+        label = colourise(f"{labels.get(role, 'error')}:", role, colour)
+        print(f"{label} {message.get('content')}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -125,12 +136,13 @@ def run(args: argparse.Namespace) -> int:
     )
     env.user.check_ready()
     interactive = sys.stdin.isatty()
+    colour = not args.no_colour and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     task = env.task_set[env.fixed_task or args.task]
     print(f"task {task.id}: you are the airline agent. Type :help for how to act, :done to end.")
     if args.show_task:
         print(scenario_text(task))
     obs, info = env.reset(seed=args.seed)
-    show(obs)
+    show(obs, colour)
     episode = env.episode
     assert episode is not None
     reward = 0.0
@@ -165,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
                 continue
             action = line
         obs, reward, _, _, info = env.step(action)
-        show(obs)
+        show(obs, colour)
     if "reward_info" not in info:  # the episode ended at reset (the customer failed)
         print(f"the episode ended before your first turn: {info.get('error')}")
         return 1

@@ -5,7 +5,7 @@ Columns: id, split, gold actions, writes (actions that change the database), com
 
   airline-gym tasks
   airline-gym tasks --split test --min-writes 2
-  airline-gym tasks --purpose cancel --communicate
+  airline-gym tasks --purpose flight --communicate
   airline-gym tasks --writes 0 --json
   airline-gym tasks --tasks tau3-airline-tasks.json
 """

@@ -10,6 +10,11 @@ _RESET = "\033[0m"
 _BOLD = "\033[1m"
 
 
+def colourise(text: str, role: str, colour: bool = True) -> str:
+    """``text`` in the role's colour (bold), or as is when ``colour`` is false."""
+    return f"{_COLOURS.get(role, '')}{_BOLD}{text}{_RESET}" if colour else text
+
+
 def _line(message: dict[str, Any]) -> list[tuple[str, str]]:
     role = message["role"]
     out: list[tuple[str, str]] = []

@@ -2,7 +2,9 @@
 
 :func:`evaluate` runs every (task, trial) pair, each episode through the one episode loop
 (:func:`airline_gym.harness.runner.run_episode`) with its own env, ``config.concurrency`` at a
-time in threads. Per-episode seeds are derived from ``config.seed``, the task id and the trial.
+time in threads. Per-episode seeds are derived from ``config.seed``: under the ``leaderboard``
+protocol one seed per trial as ``tau2 run`` derives it (the same for every task, shared by agent
+and customer), under ``gym`` one per (task, trial).
 With ``out``, finished simulations are journalled as they end and the results file is written
 once at the end (:mod:`airline_gym.harness.journal`); ``resume=True`` continues a killed or
 shorter run. The command line is ``airline-gym eval`` (:mod:`airline_gym.cli.eval`).
@@ -13,6 +15,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import os
+import random
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -20,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from airline_gym.agents import GoldAgent, NoOpAgent, RandomAgent, TransferAgent
+from airline_gym.agents.registry import BUILTIN_AGENTS, builtin_agent
 from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, TaskSet, load_task_set, task_key
 from airline_gym.errors import ConfigError, UnknownIdError
@@ -46,8 +49,6 @@ __all__ = [
     "select_task_ids",
 ]
 
-#: Agents the command line builds by name.
-BUILTIN_AGENTS = ("gold", "noop", "transfer", "random")
 #: tau2-bench's default base seed.
 DEFAULT_SEED = 300
 _ID_NAMESPACE = uuid.UUID("6f1d8f9e-4b1a-4c55-9a57-2a3e0c6b7d10")
@@ -74,15 +75,20 @@ class EvalConfig:
     concurrency: int = 1
     data_dir: str | os.PathLike[str] | None = None
     extra_info: dict[str, Any] = field(default_factory=dict)
+    #: "gym" or "leaderboard" (``tau2 run``'s; see :mod:`airline_gym.env.protocols`).
+    protocol: str = "gym"
 
     def validate(self) -> None:
         """Raise a one-line ``ValueError`` for an impossible setting."""
+        from airline_gym.env.protocols import get_protocol
+
         for name in ("trials", "concurrency", "max_steps", "max_errors"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(
                     f"{name.replace('_', '-')} must be a whole number >= 1: {value!r}"
                 )
+        get_protocol(self.protocol)
 
     def make_env(self) -> Any:
         """A fresh env for one episode of this run."""
@@ -97,26 +103,21 @@ class EvalConfig:
             max_steps=self.max_steps,
             max_errors=self.max_errors,
             data_dir=self.data_dir,
+            protocol=self.protocol,
         )
 
 
-def episode_seed(seed: int, task_id: str, trial: int) -> int:
-    """The seed of one (task, trial), derived deterministically from the run's ``seed``."""
+def episode_seed(seed: int, task_id: str, trial: int, protocol: str = "gym") -> int:
+    """The seed of one (task, trial), derived deterministically from the run's ``seed``.
+
+    ``leaderboard``: tau2's runner's, ``random.seed(seed)`` then one ``randint(0, 1000000)``
+    per trial (the same for every task). ``gym``: one per (task, trial) from a hash.
+    """
+    if protocol == "leaderboard":
+        rng = random.Random(seed)  # the same stream as the global random after random.seed()
+        return [rng.randint(0, 1000000) for _ in range(trial + 1)][trial]
     digest = hashlib.sha256(f"{seed}:{task_id}:{trial}".encode()).digest()
     return int.from_bytes(digest[:4], "big") % (2**31 - 1)
-
-
-def builtin_agent(name: str, task_set: TaskSet, seed: int | None = None) -> Any:
-    """One of :data:`BUILTIN_AGENTS`."""
-    if name == "gold":
-        return GoldAgent(task_set)
-    if name == "noop":
-        return NoOpAgent()
-    if name == "transfer":
-        return TransferAgent()
-    if name == "random":
-        return RandomAgent(seed=seed)
-    raise ConfigError(f"unknown agent {name!r} (choose from {', '.join(BUILTIN_AGENTS)})")
 
 
 def _factory(agent: Any, task_set: TaskSet) -> AgentFactory:
@@ -247,7 +248,7 @@ class _Run:
 
     def one(self, task_id: str, trial: int) -> JSONObject:
         """Play one (task, trial) and return its simulation record."""
-        seed = episode_seed(self.config.seed, task_id, trial)
+        seed = episode_seed(self.config.seed, task_id, trial, self.config.protocol)
         sim_id = str(uuid.uuid5(_ID_NAMESPACE, f"{self.name}|{task_id}|{trial}|{seed}"))
         result = run_episode(self.config.make_env(), self.make_agent(seed), task_id, seed)
         return simulation_record(result, self.task_set[task_id], trial, sim_id)

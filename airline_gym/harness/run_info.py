@@ -79,6 +79,7 @@ def run_info(config: EvalConfig, agent_info: JSONObject, ids: list[str]) -> JSON
             "tool_defs": None,
         },
         "seed": config.seed,
+        "protocol": config.protocol,
         "airline_gym_version": __version__,
         "task_set": str(config.tasks),
         "task_split": None if config.task_ids else config.split,
@@ -97,6 +98,7 @@ def fingerprint(info: Mapping[str, Any]) -> dict[str, Any]:
         "--seed": info.get("seed"),
         "--max-steps": info.get("max_steps"),
         "--max-errors": info.get("max_errors"),
+        "--protocol": info.get("protocol", "gym"),
         "the agent": [agent.get("implementation"), agent.get("llm")],
         "the customer": [user.get("implementation"), user.get("llm")],
     }

@@ -34,15 +34,19 @@ def effective_api_key(model: str, api_base: str | None, api_key: str | None) -> 
 
 
 def check_credentials(
-    model: str, api_base: str | None = None, api_key: str | None = None
+    model: str,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    alternative: str | None = None,
 ) -> str | None:
     """``None`` if ``model`` looks callable, else a one-line hint naming what to set.
 
-    A custom ``api_base`` counts as usable (local servers need no key).
+    A custom ``api_base`` counts as usable (local servers need no key). ``alternative`` ends
+    the hint with the caller's own way out (default: the Python options of the customer).
     """
     if api_base:
         return None
-    alternative = (
+    alternative = alternative or (
         "or pass api_base=... for a local OpenAI-compatible server, or run offline with "
         'user="scripted"'
     )
