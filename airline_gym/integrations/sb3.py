@@ -20,10 +20,8 @@ import numpy as np
 
 from airline_gym import wrappers
 from airline_gym.errors import require
-from airline_gym.wrappers import (
-    CandidateActionWrapper,
-    ProgressReward,
-)
+from airline_gym.wrappers import *  # noqa: F403  (the wrappers' old import path)
+from airline_gym.wrappers import CandidateActionWrapper, ProgressReward
 
 if TYPE_CHECKING:
     from stable_baselines3 import PPO
