@@ -17,9 +17,8 @@ import argparse
 import sys
 from typing import Any, SupportsFloat
 
+from airline_gym.agents.registry import BUILTIN_AGENTS
 from airline_gym.errors import ConfigError
-
-AGENTS = ("gold", "noop", "transfer", "random")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", default="17", help="task id (default 17)")
     parser.add_argument("--tasks", default="tau2", help="'tau2' or a path to a tasks.json")
     parser.add_argument(
-        "--agent", choices=AGENTS, default="gold", help="built-in agent (default gold)"
+        "--agent", choices=BUILTIN_AGENTS, default="gold", help="built-in agent (default gold)"
     )
     parser.add_argument("--agent-model", help="litellm model for an LLM agent instead of --agent")
     parser.add_argument(
