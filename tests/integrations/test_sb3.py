@@ -138,7 +138,7 @@ def test_short_ppo_run_improves_on_the_untrained_policy(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     untrained, final = _run_example(capsys, 16_000, eval_every=16_000)
-    # Measured on seed 0: untrained 0.0, after 16k timesteps SHORT_RESULT.
+    # Measured on seed 0: untrained 0.0, 0.6 after 16,384 timesteps (about a third of the slow run).
     assert untrained <= 0.2
     assert final >= untrained + 0.3
 
