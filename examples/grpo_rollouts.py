@@ -23,17 +23,19 @@ Examples::
         --user-api-base http://localhost:8001/v1 --advantage rloo --out step_0001.jsonl
 
 An episode whose policy call fails for good (after retries) is kept with reward 0 and
-termination reason ``agent_error``; the summary counts them.
+termination reason ``agent_error``; the summary counts them and names the commonest cause
+(e.g. a connection refused). When no rollout succeeds, nothing is written and the exit
+status is 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
 import statistics
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -52,7 +54,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--model", required=True, help="litellm model of the policy, e.g. openai/<name>")
     p.add_argument("--api-base", help="the policy's OpenAI-compatible endpoint")
-    p.add_argument("--api-key", help="the policy's API key (default: $OPENAI_API_KEY, or 'EMPTY')")
+    p.add_argument("--api-key", help="the policy's API key (default: from the environment)")
     p.add_argument("--temperature", type=float, default=1.0, help="policy sampling temperature")
     p.add_argument("--max-tokens", type=int, help="cap on tokens per policy reply")
     p.add_argument("--tasks", help="comma-separated task ids, e.g. 17,18")
@@ -101,9 +103,7 @@ def env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 def make_policy(args: argparse.Namespace) -> Callable[[int], LiteLLMAgent]:
     """A factory of policy agents; each rollout's seed goes to the sampler."""
-    api_key = (
-        args.api_key or os.environ.get("OPENAI_API_KEY") or ("EMPTY" if args.api_base else None)
-    )
+    api_key = args.api_key  # none: the LLM client's own fallback (a local server needs none)
     llm_args = {"max_tokens": args.max_tokens} if args.max_tokens else None
 
     def make(seed: int) -> LiteLLMAgent:
@@ -177,6 +177,21 @@ def summary(tasks: Sequence[str], results: Sequence[EpisodeResult], adv: Sequenc
     return "\n".join(lines)
 
 
+FAILED_ENDINGS = ("agent_error", "user_error")
+
+
+def report_failures(results: Sequence[EpisodeResult]) -> bool:
+    """Name the commonest cause of failed rollouts on stderr; False when none succeeded."""
+    failed = [r for r in results if r.termination_reason in FAILED_ENDINGS]
+    if failed:
+        cause, count = Counter(r.error or r.termination_reason for r in failed).most_common(1)[0]
+        print(
+            f"warning: {len(failed)} of {len(results)} rollouts failed ({count} with: {cause})",
+            file=sys.stderr,
+        )
+    return len(failed) < len(results)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one rollout step; returns the exit status."""
     args = parse_args(argv)
@@ -192,6 +207,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     g = args.group_size
     jobs = [(task, args.seed + i * g + j) for i, task in enumerate(tasks) for j in range(g)]
     results = asyncio.run(collect(jobs, lambda: AirlineEnv(**kwargs), make_agent, args.concurrency))
+    if not report_failures(results):
+        print(f"error: no rollout succeeded; nothing written to {args.out}", file=sys.stderr)
+        return 1
     advantages = group_advantages(
         [r.reward for r in results], [r.task_id for r in results], args.advantage
     )

@@ -16,6 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "airline_gym"
 #: Floors, bottom up: a module may import its own floor's package and any floor below.
 FLOORS: dict[str, int] = {
     "errors": 0,
+    "progress": 0,  # the status line of long work: stdlib only
     "data": 1,
     "llm": 1,
     "domain": 2,
@@ -39,7 +40,9 @@ SAME_FLOOR: frozenset[tuple[str, str]] = frozenset({("", "env"), ("cli", "testin
 MAX_LINES = 400
 
 #: Known debt: modules over the limit, to split (then remove them from here).
-OVERSIZED: frozenset[str] = frozenset({"airline_gym.testing.openai_server"})
+OVERSIZED: frozenset[str] = frozenset(
+    {"airline_gym.testing.bench_e2e", "airline_gym.testing.openai_server"}
+)
 
 
 def _module_name(path: Path) -> str:

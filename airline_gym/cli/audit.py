@@ -28,8 +28,8 @@ def audit(
     tasks: str = DEFAULT_TASK_SET, split: str = "base", seed: int = 0
 ) -> dict[str, list[str]]:
     """Agent name -> ids of the tasks it passes (``noop``, ``transfer``, ``gold``)."""
+    from airline_gym.agents import builtin_agent
     from airline_gym.env.airline_env import AirlineEnv
-    from airline_gym.harness.evaluate import builtin_agent
     from airline_gym.harness.runner import run_episode
 
     task_set = load_task_set(tasks)

@@ -38,12 +38,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from airline_gym.agents import LiteLLMAgent
+from airline_gym.agents import BUILTIN_AGENTS, LiteLLMAgent
 from airline_gym.cli.options import local_api_key
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
 from airline_gym.errors import AgentError, ConfigError, require
 from airline_gym.harness.evaluate import (
-    BUILTIN_AGENTS,
     DEFAULT_SEED,
     EvalConfig,
     evaluate,

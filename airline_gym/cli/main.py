@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import re
 import sys
@@ -24,7 +25,7 @@ COMMANDS: dict[str, str] = {
     "play": "airline_gym.cli.play",
     "audit": "airline_gym.cli.audit",
     "compare": "airline_gym.cli.compare",
-    "regrade": "airline_gym.harness.regrade",
+    "regrade": "airline_gym.cli.regrade",
     "bench": "airline_gym.testing.bench",
 }
 
@@ -50,6 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = _Parser(prog="airline-gym", description=__doc__)
     parser.add_argument("--version", action="version", version=f"airline-gym {__version__}")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="log what airline-gym does to stderr (-v: info, -vv: debug)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(module_name)
@@ -68,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     args = build_parser().parse_args(argv)
+    if args.verbose:
+        logging.basicConfig(
+            level=logging.DEBUG if args.verbose > 1 else logging.INFO,
+            format="%(levelname)s %(name)s: %(message)s",
+        )
     try:
         code = int(args._run(args) or 0)
         sys.stdout.flush()  # a closed pipe shows up here, not at exit

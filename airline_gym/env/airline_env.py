@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import numbers
 import os
@@ -22,6 +23,8 @@ from airline_gym.env.rewards import RewardConfig
 from airline_gym.env.spaces import AssistantMessageSpace, MessageListSpace
 from airline_gym.errors import ConfigError
 from airline_gym.users import UserSimulator, make_user
+
+log = logging.getLogger(__name__)
 
 TRUNCATING = frozenset({MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR})
 
@@ -273,6 +276,13 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             grade = episode.grade()
             reward += self.reward_config.terminal(grade, episode.task, episode.db)
             info["reward_info"] = grade.to_dict()
+            log.debug(
+                "task %s ended (%s) after %d steps: reward %s",
+                episode.task.id,
+                episode.termination_reason,
+                episode.step_count,
+                reward,
+            )
         truncated = episode.done and episode.termination_reason in TRUNCATING
         terminated = episode.done and not truncated
         if self.render_mode == "human":

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from airline_gym.agents.registry import BUILTIN_AGENTS, builtin_agent
+from airline_gym.agents.registry import BUILTIN_AGENTS, builtin_agent, describe_builtin
 from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, TaskSet, load_task_set, task_key
 from airline_gym.errors import ConfigError, UnknownIdError
@@ -123,8 +123,7 @@ def episode_seed(seed: int, task_id: str, trial: int, protocol: str = "gym") -> 
 def _factory(agent: Any, task_set: TaskSet) -> AgentFactory:
     """A name, a factory ``seed -> agent``, or an agent instance (deep-copied per episode)."""
     if isinstance(agent, str):
-        if agent not in BUILTIN_AGENTS:
-            raise ConfigError(f"unknown agent {agent!r} (choose from {', '.join(BUILTIN_AGENTS)})")
+        describe_builtin(agent)  # an unknown name fails here, before anything runs
         return lambda seed: builtin_agent(agent, task_set, seed)
     if callable(getattr(agent, "act", None)) and not isinstance(agent, type):
         return lambda seed: copy.deepcopy(agent)

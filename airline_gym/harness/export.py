@@ -27,6 +27,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from airline_gym.errors import ConfigError
+from airline_gym.harness.results.io import encode, write_lines_atomic
 from airline_gym.harness.runner import EpisodeResult
 
 __all__ = ["episode_record", "group_advantages", "normalize_messages", "write_jsonl"]
@@ -115,19 +116,25 @@ def write_jsonl(
 
     ``results`` may mix :class:`EpisodeResult` objects and records made by
     :func:`episode_record`. ``advantages``/``group_ids``, when given, align with ``results``.
+    The file is replaced at once (temp file, then rename): if a record cannot be written, the
+    previous content of ``path`` is kept. Lone surrogates in model text are written as JSON
+    escapes (they read back unchanged).
     """
     items = list(results)
     for name, extra in (("advantages", advantages), ("group_ids", group_ids)):
         if extra is not None and len(extra) != len(items):
             raise ConfigError(f"{name} has {len(extra)} entries for {len(items)} results")
-    with open(path, "w", encoding="utf-8") as f:
+
+    def lines() -> Iterable[str]:
         for i, item in enumerate(items):
             record = episode_record(item) if isinstance(item, EpisodeResult) else dict(item)
             if advantages is not None:
                 record["advantage"] = float(advantages[i])
             if group_ids is not None:
                 record["group_id"] = str(group_ids[i])
-            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+            yield encode(record) + "\n"
+
+    write_lines_atomic(path, lines())
     return len(items)
 
 

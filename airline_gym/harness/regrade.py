@@ -4,48 +4,40 @@ Every agent tool call of a recorded simulation is replayed, in order, through ou
 fresh database; the final database and the messages are then graded as tau2-bench does. A
 replayed output that differs from the recorded tool message is reported, not fatal (spec 13.4).
 
-Accepts tau2-bench results files (top-level ``tasks`` and ``simulations``) or a bare JSON list of
-simulations. Tasks come from the file's embedded ``tasks`` first, else from --tasks.
-
-Exit code: 0 when every simulation agrees with its recorded reward, 1 when some disagree,
-2 on bad arguments or unreadable input.
-
-Examples:
-
-  airline-gym regrade results.json
-  airline-gym regrade runs/*.json --json > regraded.jsonl
-  airline-gym regrade tau3_run.json --tasks path/to/tau3/tasks.json
-  airline-gym regrade toolorchestra.json --task-id-map task_id_fix.json
+Files are read with the results parser (:mod:`airline_gym.harness.results.io`): tau2-bench
+results files (top-level ``tasks`` and ``simulations``) or a bare JSON list of simulations. A
+malformed file is refused with one line naming the file and the field. Tasks come from the
+file's embedded ``tasks`` first, else from ``tasks``. A simulation whose replay or grading
+raises is reported with its error (and counts as a disagreement); the others go on. The
+command line is ``airline-gym regrade`` (:mod:`airline_gym.cli.regrade`).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import sys
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from airline_gym.data import DataError
 from airline_gym.domain.database import PristineDB, load_pristine
 from airline_gym.domain.grading import Grade, grade
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, load_task_set, parse_tasks
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.transcript import CallRecord, tool_calls
-from airline_gym.errors import ConfigError, MissingFileError
+from airline_gym.errors import ConfigError, DataError
+from airline_gym.harness.results import Results, read_json
+from airline_gym.harness.results.io import check_task
 
 __all__ = [
     "RegradeResult",
-    "add_arguments",
     "load_results",
     "load_task_id_map",
+    "pristine_db",
     "regrade_file",
     "regrade_simulation",
-    "run",
     "summary",
 ]
 
@@ -65,15 +57,20 @@ class RegradeResult:
     db_match: bool
     termination_reason: str
     output_mismatches: list[dict[str, Any]]  # {index, call_id, name, recorded, replayed}
-    grade: Grade = field(repr=False)
+    grade: Grade | None = field(repr=False)
     file: str = ""
+    error: str | None = None  # the replay or grading raised: this is why
+    checks_task: str | None = None  # the recorded action checks are this other task's
 
     def agrees(self) -> bool:
         """Whether our reward equals the recorded one (vacuously true when none was recorded)."""
+        if self.error is not None:
+            return False
         return self.recorded_reward is None or abs(self.reward - self.recorded_reward) < 1e-9
 
     def to_dict(self) -> dict[str, Any]:
         """One JSON-ready summary record (mismatches counted, diffs as text)."""
+        g = self.grade
         return {
             "file": self.file,
             "simulation_id": self.simulation_id,
@@ -83,35 +80,22 @@ class RegradeResult:
             "reward": self.reward,
             "agrees": self.agrees(),
             "db_match": self.db_match,
-            "communicate_reward": self.grade.communicate_reward,
+            "communicate_reward": None if g is None else g.communicate_reward,
             "termination_reason": self.termination_reason,
             "output_mismatches": len(self.output_mismatches),
-            "db_diff": [str(d) for d in self.grade.db_diff],
-            "note": self.grade.note,
+            "db_diff": [] if g is None else [str(d) for d in g.db_diff],
+            "note": "" if g is None else g.note,
+            "error": self.error,
         }
 
 
 # --- loading ---------------------------------------------------------------------------------
-def _read_json(path: str | os.PathLike[str]) -> Any:
-    with open(path, encoding="utf-8") as f:
-        try:
-            return json.load(f)
-        except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-            raise ConfigError(f"{path}: not valid JSON ({exc})") from None
-
-
 def load_results(path: str | os.PathLike[str]) -> tuple[list[JSONObject] | None, list[JSONObject]]:
     """(embedded tasks or ``None``, simulations) of a results file or a bare list of simulations."""
-    data = _read_json(path)
-    if isinstance(data, list):
-        tasks, sims = None, data
-    elif isinstance(data, dict) and isinstance(data.get("simulations"), list):
-        tasks, sims = data.get("tasks") or None, data["simulations"]
-    else:
-        raise ConfigError(f"{path}: not a results file (expected 'simulations' or a JSON list)")
-    if not all(isinstance(s, dict) and "messages" in s for s in sims):
-        raise ConfigError(f"{path}: every simulation must be an object with 'messages'")
-    return tasks, sims
+    results = Results.load(path, need_messages=True)
+    for i, raw in enumerate(results.tasks):
+        check_task(raw, f"{path}: task {i}")
+    return results.tasks or None, results.simulations
 
 
 def load_task_id_map(path: str | os.PathLike[str]) -> dict[str, str]:
@@ -119,7 +103,7 @@ def load_task_id_map(path: str | os.PathLike[str]) -> dict[str, str]:
 
     The fix file maps each id to ``{"recovered_task_id": ...}`` (or ``{"task_id": ...}``).
     """
-    data = _read_json(path)
+    data = read_json(path)
     if isinstance(data, dict) and isinstance(data.get("by_simulation_id"), dict):
         data = data["by_simulation_id"]
     if not isinstance(data, dict):
@@ -134,13 +118,44 @@ def load_task_id_map(path: str | os.PathLike[str]) -> dict[str, str]:
     return out
 
 
+def _task_table(
+    path: str | os.PathLike[str], embedded: list[JSONObject] | None, tasks: Any
+) -> tuple[Mapping[str, Task], str]:
+    """(tasks by id, where they come from): the file's embedded tasks, else ``tasks``."""
+    if embedded is not None:
+        return parse_tasks(embedded), f"the tasks embedded in {path}"
+    name = DEFAULT_TASK_SET if tasks is None else tasks
+    try:
+        task_set = load_task_set(name)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{name}: not valid JSON ({exc})") from None
+    except (OSError, ValueError) as exc:
+        text = str(exc)
+        raise ConfigError(text if str(name) in text else f"{name}: {text}") from None
+    except (TypeError, KeyError, AttributeError, RecursionError) as exc:
+        raise ConfigError(f"{name}: not a tasks file ({type(exc).__name__}: {exc})") from None
+    for i, task in enumerate(task_set):
+        check_task(task.raw, f"{name}: task {i}")
+    return task_set.tasks, f"task set {task_set.name!r}"
+
+
+def pristine_db() -> PristineDB:
+    """The configured pristine DB; an unreadable db.json is a one-line error naming it."""
+    try:
+        return load_pristine()
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        from airline_gym.data import data_files
+
+        raise DataError(f"{data_files().db}: not a readable airline DB ({exc})") from None
+
+
 # --- replay and grading ----------------------------------------------------------------------
 def _as_json(content: Any) -> Any:
     """A tool output parsed as JSON when possible, else as is."""
     if isinstance(content, str):
         try:
             return json.loads(content)
-        except ValueError:
+        except (ValueError, RecursionError):
             return content
     return content
 
@@ -164,17 +179,24 @@ def _recorded_outputs(messages: list[Any], calls: list[CallRecord]) -> list[tupl
     return out
 
 
+def _replay(db: Any, call: CallRecord) -> str:
+    try:
+        return execute(db, call.name, call.arguments).content
+    except Exception as exc:  # a bug of ours on hostile arguments: report it, go on
+        return f"Error: replay raised {type(exc).__name__}: {str(exc)[:300]}"
+
+
 def regrade_simulation(
     sim: Mapping[str, Any], task: Task, base: PristineDB | None = None
 ) -> RegradeResult:
     """Replay ``sim``'s agent tool calls on a fresh database and grade it against ``task``."""
-    base = load_pristine() if base is None else base
+    base = pristine_db() if base is None else base
     messages = list(sim["messages"])
     calls = [c for c in tool_calls(messages) if c.requestor == _AGENT]
     db = base.fork()
     mismatches: list[dict[str, Any]] = []
     for call, answer in zip(calls, _recorded_outputs(messages, calls), strict=True):
-        replayed = execute(db, call.name, call.arguments).content
+        replayed = _replay(db, call)
         index, content = answer or (call.message_index, None)
         if _as_json(content) != _as_json(replayed):
             mismatches.append(
@@ -188,19 +210,42 @@ def regrade_simulation(
             )
     termination = str(sim.get("termination_reason") or "")
     result = grade(task, db, messages, termination)
-    reward_info = sim.get("reward_info") or {}
-    recorded_reward = reward_info.get("reward") if isinstance(reward_info, Mapping) else None
-    trial = sim.get("trial")
     return RegradeResult(
         simulation_id=str(sim.get("id", "")),
         task_id=task.id,
-        trial=trial if isinstance(trial, int) else None,
-        recorded_reward=None if recorded_reward is None else float(recorded_reward),
+        trial=_trial(sim),
+        recorded_reward=_recorded_reward(sim),
         reward=result.reward,
         db_match=result.db_match,
         termination_reason=termination,
         output_mismatches=mismatches,
         grade=result,
+    )
+
+
+def _trial(sim: Mapping[str, Any]) -> int | None:
+    trial = sim.get("trial")
+    return trial if isinstance(trial, int) and not isinstance(trial, bool) else None
+
+
+def _recorded_reward(sim: Mapping[str, Any]) -> float | None:
+    info = sim.get("reward_info")
+    reward = info.get("reward") if isinstance(info, Mapping) else None
+    return None if reward is None else float(reward)
+
+
+def _failed(sim: Mapping[str, Any], task_id: str, exc: Exception) -> RegradeResult:
+    return RegradeResult(
+        simulation_id=str(sim.get("id", "")),
+        task_id=task_id,
+        trial=_trial(sim),
+        recorded_reward=_recorded_reward(sim),
+        reward=0.0,
+        db_match=False,
+        termination_reason=str(sim.get("termination_reason") or ""),
+        output_mismatches=[],
+        grade=None,
+        error=f"{type(exc).__name__}: {str(exc)[:300]}",
     )
 
 
@@ -213,103 +258,52 @@ def regrade_file(
     """Re-grade every simulation of a results file.
 
     Tasks: the file's embedded ones, else ``tasks`` (a task-set name or path, default tau2).
-    ``task_id_map`` overrides a simulation's ``task_id`` by simulation id.
+    ``task_id_map`` overrides a simulation's ``task_id`` by simulation id. A result whose
+    recorded action checks name another task's gold actions has that task in ``checks_task``.
     """
     embedded, sims = load_results(path)
-    if embedded is not None:
-        by_id, source = parse_tasks(embedded), f"the tasks embedded in {path}"
-    else:
-        task_set = load_task_set(DEFAULT_TASK_SET if tasks is None else tasks)
-        by_id, source = task_set.tasks, f"task set {task_set.name!r}"
-    base = load_pristine() if base is None else base
+    by_id, source = _task_table(path, embedded, tasks)
+    base = pristine_db() if base is None else base
     id_map = task_id_map or {}
+    owner = {a.action_id: t.id for t in by_id.values() for a in t.actions}
     results = []
     for sim in sims:
         sim_id = str(sim.get("id", ""))
         task_id = str(id_map.get(sim_id, sim.get("task_id")))
         if task_id not in by_id:
-            raise ConfigError(f"simulation {sim_id!r}: no task {task_id!r} in {source}")
-        result = regrade_simulation(sim, by_id[task_id], base)
+            raise ConfigError(f"{path}: simulation {sim_id!r}: no task {task_id!r} in {source}")
+        try:
+            result = regrade_simulation(sim, by_id[task_id], base)
+        except Exception as exc:
+            result = _failed(sim, task_id, exc)
         result.file = str(path)
+        checks_task = _checks_owner(sim, owner)
+        if checks_task is not None and checks_task != task_id:
+            result.checks_task = checks_task
         results.append(result)
     return results
 
 
-# --- command line ----------------------------------------------------------------------------
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``regrade`` subcommand's arguments."""
-    parser.add_argument("files", nargs="+", metavar="FILE", help="results files to re-grade")
-    parser.add_argument(
-        "--tasks",
-        default=None,
-        help="task set for files without embedded tasks (embedded tasks win): "
-        "'tau2' (default) or a tasks.json path",
-    )
-    parser.add_argument(
-        "--task-id-map",
-        default=None,
-        metavar="FILE",
-        help="JSON mapping simulation id -> real task id (flat, or a 'by_simulation_id' fix file)",
-    )
-    parser.add_argument(
-        "--json", action="store_true", help="one JSON object per simulation instead of a table"
-    )
+def _checks_owner(sim: Mapping[str, Any], owner: Mapping[str, str]) -> str | None:
+    """The one task whose gold actions the recorded action checks name, if there is one."""
+    info = sim.get("reward_info")
+    checks = info.get("action_checks") if isinstance(info, Mapping) else None
+    if not isinstance(checks, list):
+        return None
+    ids = [
+        c["action"].get("action_id")
+        for c in checks
+        if isinstance(c, Mapping) and isinstance(c.get("action"), Mapping)
+    ]
+    owners = {owner.get(i) if isinstance(i, str) else None for i in ids}
+    return owners.pop() if len(owners) == 1 else None
+
+
+_SHOWN = 10  # disagreements named in the summary line
 
 
 def _fmt_reward(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
-
-
-def _rows(results: list[RegradeResult]) -> list[tuple[str, ...]]:
-    return [
-        (
-            r.simulation_id,
-            r.task_id,
-            _fmt_reward(r.recorded_reward),
-            _fmt_reward(r.reward),
-            "yes" if r.agrees() else "NO",
-            "yes" if r.db_match else "no",
-            r.termination_reason,
-            str(len(r.output_mismatches)),
-        )
-        for r in results
-    ]
-
-
-_HEADERS = ("simulation", "task", "recorded", "ours", "agree", "db", "termination", "mismatches")
-
-
-def _print_table(title: str, results: list[RegradeResult]) -> None:
-    """A rich table when rich is installed, else aligned plain text."""
-    rows = _rows(results)
-    try:
-        from rich import box
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:
-        widths = [max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(_HEADERS)]
-        print(title)
-        for row in (_HEADERS, *rows):
-            print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-        print()
-        return
-    console = Console()
-    if not console.is_terminal:  # piped: do not squeeze the table into 80 columns
-        console = Console(width=200)
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
-    for header in _HEADERS:
-        table.add_column(
-            header,
-            justify="right" if header in ("recorded", "ours", "mismatches") else "left",
-            no_wrap=True,
-            min_width=len(header),
-        )
-    for row in rows:
-        table.add_row(*row, style=None if row[4] == "yes" else "bold red")
-    console.print(table)
-
-
-_SHOWN = 10  # disagreements named in the summary line
 
 
 def summary(results: Iterable[RegradeResult]) -> str:
@@ -322,35 +316,15 @@ def summary(results: Iterable[RegradeResult]) -> str:
         text += f" ({unrecorded} without a recorded reward)"
     if bad:
         shown = ", ".join(
-            f"{Path(r.file).name}:{r.simulation_id} (task {r.task_id}, recorded "
-            f"{_fmt_reward(r.recorded_reward)}, ours {_fmt_reward(r.reward)})"
+            f"{Path(r.file).name}:{r.simulation_id} (task {r.task_id}, "
+            + (
+                f"error {r.error}"
+                if r.error
+                else f"recorded {_fmt_reward(r.recorded_reward)}, ours {_fmt_reward(r.reward)}"
+            )
+            + ")"
             for r in bad[:_SHOWN]
         )
         more = f", and {len(bad) - _SHOWN} more" if len(bad) > _SHOWN else ""
         text += f" ({len(bad)} disagree: {shown}{more})"
     return text
-
-
-def run(args: argparse.Namespace) -> int:
-    """Re-grade the files; exit 0 if all agree, 1 if some disagree, 2 on bad input."""
-    prog = "airline-gym regrade"
-    try:
-        missing = [f for f in args.files if not Path(f).is_file()]
-        if missing:
-            raise MissingFileError(f"no such file: {', '.join(missing)}")
-        id_map = load_task_id_map(args.task_id_map) if args.task_id_map else None
-        per_file = [(f, regrade_file(f, tasks=args.tasks, task_id_map=id_map)) for f in args.files]
-    except (OSError, ValueError, KeyError, DataError) as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
-    everything: list[RegradeResult] = []
-    for name, results in per_file:
-        everything.extend(results)
-        if args.json:
-            for r in results:
-                print(json.dumps(r.to_dict()))
-        else:
-            _print_table(name, results)
-    sys.stdout.flush()
-    print(summary(everything), file=sys.stderr)
-    return 0 if all(r.agrees() for r in everything) else 1

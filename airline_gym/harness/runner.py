@@ -26,6 +26,7 @@ Failure policy (one for every caller):
 from __future__ import annotations
 
 import asyncio
+import gc
 import inspect
 import time
 import traceback
@@ -38,7 +39,14 @@ from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
 from airline_gym.errors import ConfigError
 from airline_gym.users.base import UserSimulator
 
-__all__ = ["EpisodeResult", "arun_episode", "arun_episodes", "run_episode", "run_episodes"]
+__all__ = [
+    "EpisodeResult",
+    "arun_episode",
+    "arun_episodes",
+    "run_episode",
+    "run_episodes",
+    "step_safely",
+]
 
 Job = tuple[str | int | None, int | None]
 Step = tuple[Any, float, bool, bool, dict[str, Any]]
@@ -189,8 +197,7 @@ async def _play(
             try:
                 observation, reward, terminated, truncated, info = await io.step(env, action)
             except Exception as exc:
-                reason, cause = _env_failure(exc)
-                observation, reward, terminated, truncated, info = _abort(base, cause, reason, info)
+                observation, reward, terminated, truncated, info = _ended_by(exc, base, info)
             after = recorder.user_cost()
             recorder.record(info, agent_meta, None if after is None else after - (before or 0.0))
         total += reward
@@ -216,6 +223,24 @@ async def _play(
     )
 
 
+def step_safely(env: Any, action: Any, info: dict[str, Any] | None = None) -> Step:
+    """``env.step(action)`` under the runner's failure policy, for loops of one's own (``play``).
+
+    An exception inside the env ends the episode (``agent_error``, or ``user_error`` when the
+    customer's code raised) with the exception as ``info["error"]``, instead of escaping.
+    ``info`` is the last info the caller has (used only if even ending the episode fails).
+    """
+    try:
+        return env.step(action)  # type: ignore[no-any-return]
+    except Exception as exc:
+        return _ended_by(exc, env.unwrapped, info or {})
+
+
+def _ended_by(exc: Exception, base: Any, info: dict[str, Any]) -> Step:
+    reason, cause = _env_failure(exc)
+    return _abort(base, cause, reason, info)
+
+
 def _abort(base: Any, cause: str, reason: str, info: dict[str, Any]) -> Step:
     """End the episode after the env raised; if even that fails, a hand-made ending."""
     try:
@@ -224,7 +249,8 @@ def _abort(base: Any, cause: str, reason: str, info: dict[str, Any]) -> Step:
         cause = f"{cause}; then grading failed: {_describe(exc)}"
         ending = {**info, "termination_reason": reason, "error": cause}
         ending["reward_info"] = {"reward": 0.0, "note": cause}
-        return [], 0.0, False, True, ending
+        truncated = reason == USER_ERROR  # as the env ends these (user_error truncates)
+        return [], 0.0, not truncated, truncated, ending
 
 
 def run_episode(
@@ -278,7 +304,16 @@ async def arun_episodes(
                 if inspect.isawaitable(pending):
                     await pending
 
-    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(queue)))))
+    # Start the workers one loop turn apart: started together, their set-up (env, first
+    # request) would run in one turn while replies wait unread (a multi-second stall at 1,000).
+    # Objects alive now (the pristine DB, tasks, modules) live for the run: frozen out of the
+    # garbage collector's scans, which otherwise walk them on every full collection.
+    gc.freeze()
+    workers = []
+    for _ in range(min(concurrency, len(queue))):
+        workers.append(asyncio.ensure_future(worker()))
+        await asyncio.sleep(0)
+    await asyncio.gather(*workers)
     return [r for r in results if r is not None]
 
 

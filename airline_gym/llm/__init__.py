@@ -12,6 +12,8 @@ and :mod:`~airline_gym.llm.background` (the loop blocking calls run on).
 
 from __future__ import annotations
 
+import logging
+
 from airline_gym.llm.client import RESERVED_KWARGS, ChatModel, LiteLLMChatModel
 from airline_gym.llm.credentials import check_credentials
 from airline_gym.llm.errors import LLMError
@@ -19,6 +21,10 @@ from airline_gym.llm.litellm_backend import load_litellm
 from airline_gym.llm.replies import ChatReply
 
 _litellm = load_litellm  # old private name, still used by tests
+
+# Quiet by default: retries (INFO) and final failures (WARNING) are logged under
+# "airline_gym.llm.*" and shown only where the application configures logging.
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 __all__ = [
     "RESERVED_KWARGS",

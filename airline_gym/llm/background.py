@@ -8,7 +8,9 @@ cancelled on this loop, which closes its connection: no thread or socket outlive
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
+import contextlib
 import os
 import threading
 from collections.abc import Coroutine
@@ -26,6 +28,7 @@ _owner_pid = 0
 def _start() -> asyncio.AbstractEventLoop:
     loop = asyncio.new_event_loop()
     ready = threading.Event()
+    atexit.register(_shutdown, loop)
 
     def serve() -> None:
         asyncio.set_event_loop(loop)
@@ -43,6 +46,16 @@ def _shared_loop() -> asyncio.AbstractEventLoop:
         if _loop is None or _owner_pid != os.getpid() or _loop.is_closed():
             _loop, _owner_pid = _start(), os.getpid()  # also after a fork: the thread is gone
         return _loop
+
+
+def _shutdown(loop: asyncio.AbstractEventLoop) -> None:
+    """At exit: close what lives on the loop (connection pools close with its async gens)."""
+    if loop.is_closed() or not loop.is_running():
+        return
+    future = asyncio.run_coroutine_threadsafe(loop.shutdown_asyncgens(), loop)
+    with contextlib.suppress(Exception):
+        future.result(timeout=5)
+    loop.call_soon_threadsafe(loop.stop)
 
 
 def run_blocking(coro: Coroutine[Any, Any, T]) -> T:

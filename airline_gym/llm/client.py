@@ -6,6 +6,7 @@ import asyncio
 import copy
 import logging
 import random
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
@@ -16,6 +17,7 @@ from airline_gym.llm.background import run_blocking
 from airline_gym.llm.credentials import check_credentials, effective_api_key
 from airline_gym.llm.errors import LLMError, MissingCredentials, classify
 from airline_gym.llm.litellm_backend import acomplete_litellm, litellm_loaded, load_litellm
+from airline_gym.llm.openai_blocking import post_chat_blocking
 from airline_gym.llm.openai_direct import direct_body, post_chat
 from airline_gym.llm.pricing import usage_cost
 from airline_gym.llm.replies import ChatReply, parse_reply
@@ -181,7 +183,20 @@ class LiteLLMChatModel:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
     ) -> ChatReply:
         """Return the next assistant reply, retrying transient failures (blocking)."""
-        return run_blocking(self.acomplete(messages, tools))
+        body = self.direct_body(messages, tools)
+        if body is None:  # litellm's async path, run on the shared background loop
+            return run_blocking(self.acomplete(messages, tools))
+        assert self.api_base is not None
+        api_key = effective_api_key(self.model, self.api_base, self.api_key)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = post_chat_blocking(self.api_base, api_key, body, self.timeout)
+                return self._reply(response, usage_cost(self.model, response.get("usage")))
+            except Exception as exc:
+                delay = self._on_failure(exc, attempt)
+            time.sleep(delay)
 
     async def acomplete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None

@@ -86,8 +86,11 @@ def retry_after(headers: Mapping[str, str] | None) -> float | None:
 
 def _is_transport_error(exc: BaseException) -> bool:
     """A connection that failed, dropped or broke mid-reply (httpx's or aiohttp's words)."""
+    import http.client
     import sys
 
+    if isinstance(exc, http.client.HTTPException):  # a malformed or cut-off HTTP response
+        return True
     httpx = sys.modules.get("httpx")  # never imported just to look
     if httpx is not None and isinstance(exc, httpx.TransportError):
         return True

@@ -131,7 +131,8 @@ async def _session() -> aiohttp.ClientSession:
     return pool.session
 
 
-def _error_message(content: bytes) -> str:
+def error_message(content: bytes) -> str:
+    """The ``error.message`` of an error body, else its first characters, on one line."""
     try:
         error = json.loads(content).get("error")
         message = error.get("message") if isinstance(error, dict) else error
@@ -163,7 +164,7 @@ async def post_chat(
         content = await response.read()
         status = response.status
         if status >= 300:
-            raise HTTPStatusFailure(status, _error_message(content), dict(response.headers))
+            raise HTTPStatusFailure(status, error_message(content), dict(response.headers))
     try:
         decoded = json.loads(content)
     except ValueError as exc:

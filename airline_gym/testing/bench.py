@@ -157,20 +157,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     side_by_side = "measure the reference (tau2, if installed) on the same work, side by side"
     parser.add_argument("--vs-reference", action="store_true", help=side_by_side)
-    from airline_gym.testing import bench_reference
+    from airline_gym.testing import bench_e2e, bench_reference
 
     bench_reference.add_arguments(parser)
+    bench_e2e.add_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym bench``."""
     if args.repeat < 1:
         raise ConfigError("--repeat must be at least 1")
+    if args.e2e:
+        from airline_gym.testing import bench_e2e
+
+        return bench_e2e.run(args)
     if args.vs_reference:
         from airline_gym.testing import bench_reference
 
         return bench_reference.run(args)
-    figures = run_benchmarks(args.repeat, str(args.task))
-    figures.update(env_figures(args.repeat))
+    from airline_gym.progress import Progress
+
+    with Progress("airline-gym bench") as progress:
+        progress.update("domain figures (1 of 2)")
+        figures = run_benchmarks(args.repeat, str(args.task))
+        progress.update("env figures (2 of 2)")
+        figures.update(env_figures(args.repeat))
     print(json.dumps(figures) if args.json else format_figures(figures))
     return 0

@@ -337,13 +337,17 @@ def run(args: argparse.Namespace) -> int:
     for name in ("repeat", "gold_tasks", "live_envs", "reference_live_envs"):
         if getattr(args, name) < 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
-    figures, checks = run_vs_reference(
-        repeat=args.repeat,
-        task_id=str(args.task),
-        gold_tasks=args.gold_tasks,
-        live_envs=args.live_envs,
-        reference_live_envs=args.reference_live_envs,
-    )
+    from airline_gym.progress import Progress
+
+    with Progress("airline-gym bench --vs-reference") as progress:
+        figures, checks = run_vs_reference(
+            repeat=args.repeat,
+            task_id=str(args.task),
+            gold_tasks=args.gold_tasks,
+            live_envs=args.live_envs,
+            reference_live_envs=args.reference_live_envs,
+            progress=progress.update,
+        )
     if args.json:
         payload = {
             "machine": machine(),

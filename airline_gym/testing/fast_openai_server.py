@@ -11,7 +11,9 @@ not the client's, as a process::
 which prints one JSON line ``{"base_url": ...}`` and serves until stdin closes. ``GET /_stats``
 returns the request count, the first and last arrival (``time.monotonic()``, comparable across
 processes on Linux) and, after ``POST /_watch {"pid": N}``, process N's CPU seconds at the first
-and the last request.
+and the last request. A responder may define ``arrived(body, t)`` and ``replied(body, t)``
+(called as each request arrives and its reply is sent) and ``report()``/``reset()`` (served as
+``GET``/``POST /_responder``).
 """
 
 from __future__ import annotations
@@ -78,12 +80,18 @@ class Stats:
 class FastOpenAIServer:
     """``POST /v1/chat/completions`` answered by ``responder``; a context manager."""
 
-    def __init__(self, responder: Responder, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, responder: Responder, host: str = "127.0.0.1", port: int = 0, latency: float = 0.0
+    ) -> None:
         self.responder = responder
+        self.latency = latency  # seconds before each reply (a model's decoding time)
         self.host, self.port = host, port
         self.stats = Stats()
         self.base_url = ""
         self._ids = itertools.count(1)
+        # optional responder hooks: arrived(body, t) and replied(body, t), t = time.monotonic()
+        self._arrived = getattr(responder, "arrived", None)
+        self._replied = getattr(responder, "replied", None)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
         self._thread: threading.Thread | None = None
@@ -147,13 +155,17 @@ class FastOpenAIServer:
                     if line[:15].lower() == b"content-length:":
                         length = int(line[15:])
                 raw = await reader.readexactly(length) if length else b""
-                status, payload = self._handle(head.split(b" ", 2), raw)
+                status, payload, body = self._handle(head.split(b" ", 2), raw)
+                if body is not None and self.latency > 0:
+                    await asyncio.sleep(self.latency)
                 writer.write(
                     b"HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
                     b"Content-Length: %d\r\n\r\n"
                     % (status, b"OK" if status == 200 else b"Error", len(payload))
                     + payload
                 )
+                if body is not None and self._replied is not None:
+                    self._replied(body, time.monotonic())
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
             pass
@@ -162,26 +174,34 @@ class FastOpenAIServer:
         finally:
             writer.close()
 
-    def _handle(self, request_line: list[bytes], raw: bytes) -> tuple[int, bytes]:
+    def _handle(
+        self, request_line: list[bytes], raw: bytes
+    ) -> tuple[int, bytes, dict[str, Any] | None]:
         method, path = request_line[0], request_line[1].split(b"?")[0].rstrip(b"/")
         if method == b"GET" and path == b"/_stats":
-            return 200, json.dumps(self.stats.to_dict()).encode()
+            return 200, json.dumps(self.stats.to_dict()).encode(), None
         if method == b"POST" and path == b"/_watch":
             self.stats.watch_pid = int(json.loads(raw)["pid"])
-            return 200, b"{}"
+            return 200, b"{}", None
+        if path == b"/_responder":  # GET: the responder's report(); POST: its reset()
+            hook = getattr(self.responder, "report" if method == b"GET" else "reset", None)
+            return 200, json.dumps(hook() if hook else {}).encode(), None
         if method != b"POST" or not path.endswith(b"/chat/completions"):
-            return 404, b'{"error": {"message": "no such route", "type": "invalid_request_error"}}'
+            missing = b'{"error": {"message": "no such route", "type": "invalid_request_error"}}'
+            return 404, missing, None
         arrival = time.monotonic()
         self.stats.arrived(arrival)
         try:
             body = json.loads(raw)
+            if self._arrived is not None:
+                self._arrived(body, arrival)
             reply = self.responder(body)
         except Exception as exc:  # a broken script must not kill the server
             error = {"message": f"responder failed: {exc!r}", "type": "server_error"}
-            return 500, json.dumps({"error": error}).encode()
+            return 500, json.dumps({"error": error}).encode(), None
         payload = self._completion(body, reply, arrival, len(raw))
         self.stats.answered()
-        return 200, payload
+        return 200, payload, body
 
     def _completion(self, body: dict[str, Any], reply: Reply, arrival: float, size: int) -> bytes:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
@@ -223,8 +243,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--responder", required=True, help="MODULE:FUNCTION (or a class)")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
     args = parser.parse_args(argv)
-    server = FastOpenAIServer(_load(args.responder), port=args.port)
+    server = FastOpenAIServer(_load(args.responder), port=args.port, latency=args.latency)
 
     async def run() -> None:
         await server.serve()

@@ -16,7 +16,9 @@ from airline_gym.domain.tools import WRITE_TOOLS
 from airline_gym.harness.evaluate import EvalConfig, evaluate
 from airline_gym.testing import OpenAIServer, Reply
 
-TAU3 = Path(__file__).resolve().parents[3] / "shared" / "reference" / "tau3-airline-tasks.json"
+_HERE = Path(__file__).resolve()
+_SHARED = next((p / "shared" for p in _HERE.parents if (p / "shared").is_dir()), _HERE)
+TAU3 = _SHARED / "reference" / "tau3-airline-tasks.json"
 COMMUNICATE_TASKS = ["3", "7", "11", "14", "18", "23"]  # spec 9.3: six tasks use communicate
 
 

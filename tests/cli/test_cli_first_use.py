@@ -112,3 +112,71 @@ def test_agent_model_without_a_key_hints_the_cli_fix(
     err = capsys.readouterr().err
     assert "--agent gold" in err and "--agent noop" in err and "--api-base" in err
     assert 'user="scripted"' not in err and "api_base=" not in err
+
+
+# --- 18: long work shows progress ------------------------------------------------------------
+def test_bench_reports_progress_on_stderr_and_keeps_stdout_json() -> None:
+    done = cli("bench", "--repeat", "2", "--json")
+    assert done.returncode == 0, done.stderr
+    import json
+
+    assert isinstance(json.loads(done.stdout), dict)
+    assert "airline-gym bench: domain figures (1 of 2)" in done.stderr
+    assert "airline-gym bench: env figures (2 of 2)" in done.stderr
+    assert "airline-gym bench: done after" in done.stderr
+
+
+@pytest.mark.slow  # ~1-3 min: it imports and runs the reference
+@pytest.mark.reference
+def test_bench_vs_reference_reports_each_figure() -> None:
+    from airline_gym.testing.bench_reference import reference_missing
+
+    if reference_missing() is not None:
+        pytest.skip("the reference (tau2) is not installed")
+    args = ["--repeat", "1", "--gold-tasks", "1", "--live-envs", "1"]
+    done = cli("bench", "--vs-reference", *args, "--reference-live-envs", "1", "--json")
+    assert done.returncode in (0, 1), done.stderr
+    progress = [ln for ln in done.stderr.splitlines() if ln.startswith("airline-gym bench")]
+    assert len(progress) >= 5 and progress[-1].startswith("airline-gym bench --vs-reference: ")
+    assert any(": done" in ln and "after" not in ln for ln in progress)
+
+
+# --- 21: named loggers, quiet by default -----------------------------------------------------
+def test_logging_is_quiet_by_default_and_shown_with_verbose(tmp_path: Path, tau2_tasks) -> None:
+    import json
+
+    record = tau2_tasks["17"].raw
+    record["id"] = "mine"
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps([record]))
+    quiet = cli("tasks", "--tasks", str(path), "--json")
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    loud = cli("-v", "tasks", "--tasks", str(path), "--json")
+    assert loud.returncode == 0
+    assert "INFO airline_gym.domain.tasks:" in loud.stderr and "one split, base" in loud.stderr
+    debug = cli("-vv", "show", "17")
+    assert "DEBUG airline_gym.domain.tasks: loaded 50 tasks" in debug.stderr
+
+
+def test_library_warnings_stay_silent_until_logging_is_configured() -> None:
+    code = (
+        "import logging, airline_gym\n"
+        "logging.getLogger('airline_gym.llm.client').warning('should not show')\n"
+        "logging.basicConfig()\n"
+        "logging.getLogger('airline_gym.llm.client').warning('now it shows')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV)
+    assert "should not show" not in done.stderr and "now it shows" in done.stderr
+
+
+def test_modules_with_something_to_say_have_named_loggers() -> None:
+    import importlib
+
+    for name in (
+        "airline_gym.data",
+        "airline_gym.domain.tasks",
+        "airline_gym.domain.database",
+        "airline_gym.env.airline_env",
+        "airline_gym.llm.client",
+    ):
+        assert importlib.import_module(name).log.name == name

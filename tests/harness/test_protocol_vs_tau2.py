@@ -63,9 +63,14 @@ def _scripts() -> dict[str, tuple[list[Reply], list[str]]]:
         ),
         MIXED: (
             [
-                Reply(
+                Reply(  # arguments as odd JSON text: both histories carry json.dumps(args)
                     "Let me check that reservation.",
-                    tool_calls=[_call("get_reservation_details", reservation_id="H8Q05L")],
+                    tool_calls=[
+                        {
+                            "name": "get_reservation_details",
+                            "arguments": '{"reservation_id":"H8Q05L"}',
+                        }
+                    ],
                 ),
                 Reply("Your reservation is on file."),
             ],
@@ -197,6 +202,15 @@ def test_request_bodies_are_identical(runs: dict[str, Any]) -> None:
 
 def test_what_the_wire_carries(runs: dict[str, Any]) -> None:
     agent = [b for b in runs["mine"] if b.get("tools")]
+    sent = [
+        c["function"]["arguments"]
+        for b in agent
+        for m in b["messages"]
+        for c in m.get("tool_calls") or []
+        if c["function"]["name"] == "get_reservation_details"
+    ]
+    assert '{"reservation_id": "H8Q05L"}' in sent  # re-serialised, not the model's '{"..":".."}'
+    assert '{"reservation_id":"H8Q05L"}' not in sent
     assert agent and all(b["tool_choice"] == "auto" for b in agent)
     assert all(len(b["tools"]) == 14 for b in agent)
     assert all(t["function"]["name"] != "done" for b in agent for t in b["tools"])

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from airline_gym.cli.regrade import run
 from airline_gym.domain.toolbox import execute
 from airline_gym.harness.regrade import (
     RegradeResult,
@@ -20,11 +21,12 @@ from airline_gym.harness.regrade import (
     load_task_id_map,
     regrade_file,
     regrade_simulation,
-    run,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+_HERE = Path(__file__).resolve()
+# ../shared beside the repository (also from a worktree deeper down)
+SHARED = next((p / "shared" for p in _HERE.parents if (p / "shared").is_dir()), _HERE / "absent")
 TRAJECTORIES = SHARED / "trajectories"
 TAU3_TASKS = SHARED / "reference" / "tau3-airline-tasks.json"
 FIX_SUFFIX = "__task_id_fix.json"

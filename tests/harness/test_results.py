@@ -279,7 +279,9 @@ def test_plot_writes_a_png(tmp_path):
 
 
 def test_recorded_tau2_file_loads_and_summarizes():
-    path = Path(__file__).resolve().parents[3] / "shared" / "trajectories"
+    here = Path(__file__).resolve()
+    shared = next((p / "shared" for p in here.parents if (p / "shared").is_dir()), here)
+    path = shared / "trajectories"
     path /= "t2old__lb-aide__claude-sonnet-4-5__user-gpt-4.1.json"
     if not path.is_file():
         pytest.skip("../shared/trajectories is absent")

@@ -10,7 +10,7 @@ import pytest
 
 from airline_gym.agents import AgentError, GoldAgent, text_message, tool_call_message
 from airline_gym.env import AirlineEnv
-from airline_gym.harness.runner import arun_episode, arun_episodes, run_episode
+from airline_gym.harness.runner import arun_episode, arun_episodes, run_episode, step_safely
 from airline_gym.users import UserSimulator
 
 RESULT_FIELDS = ("task_id", "seed", "reward", "termination_reason", "steps", "num_errors")
@@ -152,3 +152,15 @@ def test_meta_has_one_entry_per_transcript_message(tau2_tasks):
     for role, meta in zip(roles, result.meta, strict=True):
         assert "timestamp" in meta and (("cost" in meta) == (role != "tool"))
     assert result.start_time <= result.end_time
+
+
+def test_step_safely_ends_the_episode_instead_of_raising():
+    env = Exploding(AirlineEnv(user="scripted"))
+    obs, info = env.reset(seed=0, options={"task": "1"})
+    lookup = tool_call_message("get_user_details", {"user_id": "mia_li_3668"}, "c1")
+    obs, _, terminated, truncated, info = step_safely(env, lookup, info)
+    assert not (terminated or truncated)
+    obs, reward, terminated, truncated, info = step_safely(env, lookup, info)
+    assert reward == 0.0 and terminated and not truncated  # as env.abort ends an agent_error
+    assert info["termination_reason"] == "agent_error" and "OverflowError" in info["error"]
+    assert info["reward_info"]["reward"] == 0.0

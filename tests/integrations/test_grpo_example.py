@@ -103,18 +103,15 @@ def test_rloo_with_an_llm_customer(example, tmp_path):
 
 
 def test_split_batch_and_failed_policy(example, tmp_path, capsys):
-    """Tasks drawn from a split; a policy that always errors gives agent_error rows, reward 0."""
+    """Tasks drawn from a split; a policy that always errors: named, exit 1, nothing written."""
+    out = tmp_path / "rollouts.jsonl"
     with OpenAIServer(default=Reply(fault="400")) as server:
-        rows = run(
-            example, server, tmp_path, "--split", "train", "--batch", "2", "--group-size", "2"
-        )
-    from airline_gym.domain.tasks import load_task_set
-
-    train = {t.id for t in load_task_set("tau2").split("train")}
-    assert len(rows) == 4 and {r["task_id"] for r in rows} <= train
-    assert all(r["termination_reason"] == "agent_error" and r["reward"] == 0.0 for r in rows)
-    assert all(r["advantage"] == 0.0 for r in rows)
-    assert "2 agent errors" in capsys.readouterr().out
+        argv = ["--model", "openai/policy", "--api-base", server.base_url, "--api-key", "k"]
+        argv += ["--split", "train", "--batch", "2", "--group-size", "2", "--out", str(out)]
+        assert example.main(argv) == 1
+    captured = capsys.readouterr()
+    assert "4 of 4 rollouts failed" in captured.err and "HTTP 400" in captured.err
+    assert "no rollout succeeded" in captured.err and not out.exists()
 
 
 def test_missing_credentials_fail_fast(example, tmp_path, capsys, monkeypatch):

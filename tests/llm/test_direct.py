@@ -6,6 +6,7 @@ once through litellm itself; the recorded bodies must be equal, key order includ
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -88,10 +89,11 @@ def test_direct_body_is_litellms(server: OpenAIServer, case: str) -> None:
     settings, tools = CASES[case]
     direct = model(server, True, **settings)
     assert direct.direct_body(HISTORY, tools) is not None  # really the direct path
-    direct.complete(HISTORY, tools)
+    direct.complete(HISTORY, tools)  # blocking: http.client in this thread
+    asyncio.run(direct.acomplete(HISTORY, tools))  # async: aiohttp
     model(server, False, **settings).complete(HISTORY, tools)
-    ours, litellms = server.requests
-    assert json.dumps(ours) == json.dumps(litellms)  # same keys, same order, same values
+    blocking, non_blocking, litellms = (json.dumps(body) for body in server.requests)
+    assert blocking == non_blocking == litellms  # same keys, same order, same values
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ def plot_pass_hat_k(
     ``plot`` extra when matplotlib is missing.
     """
     figure_module = require("matplotlib.figure", "plot", "plotting")
+    MaxNLocator = require("matplotlib.ticker", "plot", "plotting").MaxNLocator
     figure = figure_module.Figure(figsize=(6, 4), layout="constrained")
     axes = figure.add_subplot()
     for label, values in curves.items():
@@ -27,7 +28,7 @@ def plot_pass_hat_k(
     axes.set_xlabel("k")
     axes.set_ylabel("pass^k")
     axes.set_ylim(0, 1.02)
-    axes.xaxis.get_major_locator().set_params(integer=True)
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
     axes.grid(alpha=0.3)
     if title:
         axes.set_title(title)

@@ -1,0 +1,168 @@
+"""Re-grade recorded tau2-bench airline runs and compare with their recorded rewards.
+
+Every agent tool call of a recorded simulation is replayed, in order, through our tools on a
+fresh database; the final database and the messages are then graded as tau2-bench does. A
+replayed output that differs from the recorded tool message is reported, not fatal (spec 13.4).
+
+Accepts tau2-bench results files (top-level ``tasks`` and ``simulations``) or a bare JSON list of
+simulations. Tasks come from the file's embedded ``tasks`` first, else from --tasks.
+
+A simulation whose replay fails is listed with its error and the others go on. When the
+recorded action checks of some simulations belong to other tasks than their task ids say, a
+hint names --task-id-map.
+
+Exit code: 0 when every simulation agrees with its recorded reward, 1 when some disagree
+(or could not be replayed), 2 on bad arguments or unreadable input (one line, nothing else).
+
+Examples:
+
+  airline-gym regrade results.json
+  airline-gym regrade runs/*.json --json > regraded.jsonl
+  airline-gym regrade tau3_run.json --tasks path/to/tau3/tasks.json
+  airline-gym regrade toolorchestra.json --task-id-map task_id_fix.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from airline_gym.data import DataError
+from airline_gym.errors import MissingFileError
+from airline_gym.harness.regrade import (
+    RegradeResult,
+    load_task_id_map,
+    regrade_file,
+    summary,
+)
+
+__all__ = ["add_arguments", "run"]
+
+
+def _fmt_reward(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``regrade`` subcommand's arguments."""
+    parser.add_argument("files", nargs="+", metavar="FILE", help="results files to re-grade")
+    parser.add_argument(
+        "--tasks",
+        default=None,
+        help="task set for files without embedded tasks (embedded tasks win): "
+        "'tau2' (default) or a tasks.json path",
+    )
+    parser.add_argument(
+        "--task-id-map",
+        default=None,
+        metavar="FILE",
+        help="JSON mapping simulation id -> real task id (flat, or a 'by_simulation_id' fix file)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="one JSON object per simulation instead of a table"
+    )
+
+
+def _rows(results: list[RegradeResult]) -> list[tuple[str, ...]]:
+    return [
+        (
+            r.simulation_id,
+            r.task_id,
+            _fmt_reward(r.recorded_reward),
+            "error" if r.error else _fmt_reward(r.reward),
+            "yes" if r.agrees() else "NO",
+            "yes" if r.db_match else "no",
+            r.termination_reason,
+            str(len(r.output_mismatches)),
+        )
+        for r in results
+    ]
+
+
+_HEADERS = ("simulation", "task", "recorded", "ours", "agree", "db", "termination", "mismatches")
+
+
+def _print_table(title: str, results: list[RegradeResult]) -> None:
+    """A rich table when rich is installed, else aligned plain text."""
+    rows = _rows(results)
+    try:
+        from rich import box
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        widths = [max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(_HEADERS)]
+        print(title)
+        for row in (_HEADERS, *rows):
+            print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+        print()
+        return
+    console = Console()
+    if not console.is_terminal:  # piped: do not squeeze the table into 80 columns
+        console = Console(width=200)
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+    for header in _HEADERS:
+        table.add_column(
+            header,
+            justify="right" if header in ("recorded", "ours", "mismatches") else "left",
+            no_wrap=True,
+            min_width=len(header),
+        )
+    for row in rows:
+        table.add_row(*row, style=None if row[4] == "yes" else "bold red")
+    console.print(table)
+
+
+def _hint(name: str, results: list[RegradeResult]) -> str | None:
+    """A hint when recorded action checks name other tasks than the simulations' task ids."""
+    off = [r for r in results if r.checks_task is not None]
+    if not off:
+        return None
+    first = off[0]
+    return (
+        f"hint: in {name}, {len(off)} of {len(results)} simulations have recorded action checks "
+        f"of another task (e.g. {first.simulation_id} is labelled task {first.task_id} but its "
+        f"checks are task {first.checks_task}'s): the file's task ids look wrong; pass "
+        "--task-id-map FILE (JSON: simulation id -> real task id)"
+    )
+
+
+def _one_line(exc: BaseException) -> str:
+    message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+    return " ".join(str(message).split()) or type(exc).__name__
+
+
+def run(args: argparse.Namespace) -> int:
+    """Re-grade the files; exit 0 if all agree, 1 if some disagree, 2 on bad input."""
+    prog = "airline-gym regrade"
+    try:
+        missing = [f for f in args.files if not Path(f).is_file()]
+        if missing:
+            raise MissingFileError(f"no such file: {', '.join(missing)}")
+        id_map = load_task_id_map(args.task_id_map) if args.task_id_map else None
+        per_file = [(f, regrade_file(f, tasks=args.tasks, task_id_map=id_map)) for f in args.files]
+    except (OSError, ValueError, KeyError, DataError) as exc:
+        print(f"{prog}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    everything: list[RegradeResult] = []
+    hints = []
+    for name, results in per_file:
+        everything.extend(results)
+        if args.json:
+            for r in results:
+                print(json.dumps(r.to_dict()))
+        else:
+            _print_table(name, results)
+        hint = None if id_map else _hint(name, results)
+        if hint:
+            hints.append(hint)
+    sys.stdout.flush()
+    failed = Counter(r.error for r in everything if r.error)
+    for error, count in failed.most_common(3):
+        print(f"{prog}: {count} simulation(s) could not be replayed: {error}", file=sys.stderr)
+    for hint in hints:
+        print(hint, file=sys.stderr)
+    print(summary(everything), file=sys.stderr)
+    return 0 if all(r.agrees() for r in everything) else 1
