@@ -14,7 +14,7 @@ Modules: :mod:`~airline_gym.data.manifest` (names, checksums, layouts),
 from __future__ import annotations
 
 from airline_gym.data.cache import cache_dir
-from airline_gym.data.fetch import ensure_cache
+from airline_gym.data.fetch import ensure_cache, log
 from airline_gym.data.locate import data_files
 from airline_gym.data.manifest import (
     AGENT_INSTRUCTION_NAME,
@@ -53,4 +53,5 @@ __all__ = [
     "cache_dir",
     "data_files",
     "ensure_cache",
+    "log",
 ]
