@@ -57,6 +57,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--api-key", help="the policy's API key (default: from the environment)")
     p.add_argument("--temperature", type=float, default=1.0, help="policy sampling temperature")
     p.add_argument("--max-tokens", type=int, help="cap on tokens per policy reply")
+    p.add_argument(
+        "--timeout", type=float, help="seconds per LLM request, policy and customer (default: none)"
+    )
     p.add_argument("--tasks", help="comma-separated task ids, e.g. 17,18")
     p.add_argument("--split", default="train", help="train, test or base (when --tasks is absent)")
     p.add_argument("--batch", type=int, default=4, help="tasks drawn from --split per step")
@@ -95,7 +98,11 @@ def env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "max_steps": args.max_steps,
     }
     if args.user == "llm":
-        llm_args = {"api_base": args.user_api_base, "api_key": args.user_api_key}
+        llm_args = {
+            "api_base": args.user_api_base,
+            "api_key": args.user_api_key,
+            "timeout": args.timeout,
+        }
         kwargs["user_model"] = args.user_model
         kwargs["user_llm_args"] = {k: v for k, v in llm_args.items() if v is not None}
     return kwargs
@@ -112,6 +119,7 @@ def make_policy(args: argparse.Namespace) -> Callable[[int], LiteLLMAgent]:
             api_base=args.api_base,
             api_key=api_key,
             temperature=args.temperature,
+            timeout=args.timeout,
             llm_args=llm_args,
             seed=seed,
         )

@@ -86,6 +86,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds per request (default: none, as the reference: no request is cut short)",
     )
     llm.add_argument("--max-retries", type=int, default=3, help="retries per request (3)")
+    llm.add_argument("--max-tokens", type=int, metavar="N", help="cap on tokens per reply (both)")
+    llm.add_argument(
+        "--llm-args",
+        type=_json_object,
+        metavar="JSON",
+        help="more litellm arguments for the agent, e.g. '{\"top_p\": 0.9}'",
+    )
+    llm.add_argument(
+        "--user-llm-args", type=_json_object, metavar="JSON", help="the same for the customer"
+    )
     run_ = parser.add_argument_group("run")
     run_.add_argument("--tasks", default=DEFAULT_TASK_SET, help="'tau2' or a tasks.json path")
     run_.add_argument("--split", default="base", help="train, test or base (all; default)")
@@ -121,6 +131,8 @@ def _config(args: argparse.Namespace) -> EvalConfig:
     for name in ("trials", "concurrency", "max_steps", "max_errors"):
         if getattr(args, name) < 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.max_tokens is not None and args.max_tokens < 1:
+        raise ConfigError("--max-tokens must be at least 1")
     if args.max_retries < 0 or (args.timeout is not None and not args.timeout > 0):
         raise ConfigError("--max-retries must be >= 0 and --timeout > 0")
     user = args.user or ("llm" if args.user_model else "scripted")
@@ -140,7 +152,8 @@ def _config(args: argparse.Namespace) -> EvalConfig:
         from airline_gym.users import DEFAULT_USER_MODEL, USER_MODEL_ENV
 
         model = args.user_model or os.environ.get(USER_MODEL_ENV) or DEFAULT_USER_MODEL
-        user_llm_args = {"max_retries": args.max_retries}
+        user_llm_args = {**_extra_llm_args(args, args.user_llm_args)}
+        user_llm_args["max_retries"] = args.max_retries
         if args.timeout is not None:
             user_llm_args["timeout"] = args.timeout
         if args.user_api_base:
@@ -191,9 +204,28 @@ def _agent(args: argparse.Namespace) -> Any:
             timeout=args.timeout,
             max_retries=args.max_retries,
             seed=seed,
+            llm_args=_extra_llm_args(args, args.llm_args),
         )
 
     return make
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    """An ``--*-llm-args`` value: a JSON object."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _extra_llm_args(args: argparse.Namespace, given: dict[str, Any] | None) -> dict[str, Any]:
+    """``--max-tokens`` plus one role's ``--*-llm-args`` (which win)."""
+    extra: dict[str, Any] = {} if args.max_tokens is None else {"max_tokens": args.max_tokens}
+    extra.update(given or {})
+    return extra
 
 
 def _default_out(args: argparse.Namespace, config: EvalConfig) -> Path:

@@ -174,9 +174,14 @@ def _open_run(
 ) -> tuple[Results, bool]:
     """(the results to extend, whether the journal is appended to); refuses to overwrite."""
     if not resume:
-        if store.exists():
+        if store.path.exists():
             raise ConfigError(
                 f"{store.path} exists: pass --resume to continue it, or choose another --out"
+            )
+        if store.journal.exists():
+            raise ConfigError(
+                f"{store.path} has an unfinished run ({store.journal.name}): pass --resume to "
+                "continue it, or choose another --out"
             )
         return fresh, False
     old = store.load()

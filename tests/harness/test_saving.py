@@ -236,3 +236,12 @@ def test_two_eval_processes_on_one_out_never_duplicate_simulations(tmp_path):
     assert first.returncode == 0, err
     saved = keys(Results.load(out))
     assert sorted(saved) == sorted(set(saved)) and len(saved) == 15
+
+
+def test_an_unfinished_run_is_not_overwritten_without_resume(tmp_path):
+    out = tmp_path / "run.json"
+    journal = out.with_name("run.json.journal")
+    journal.write_text('{"info": {}}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"unfinished run \(run.json.journal\): pass --resume"):
+        evaluate("noop", EvalConfig(task_ids=["0"]), out=out)
+    assert journal.read_text(encoding="utf-8") == '{"info": {}}\n' and not out.exists()
