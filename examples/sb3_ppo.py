@@ -1,7 +1,7 @@
 """Train stable-baselines3's PPO on airline task 17 through the candidate-action wrapper.
 
 The customer is the offline scripted one (``AirlineScripted-v0``), the policy a plain
-``MlpPolicy`` over :class:`~airline_gym.integrations.sb3.CandidateActionWrapper`'s ``Discrete``
+``MlpPolicy`` over :class:`~airline_gym.wrappers.CandidateActionWrapper`'s ``Discrete``
 actions and ``Box`` features. Training adds the opt-in ``ProgressReward`` shaping (DB progress
 paid when it is made); every evaluation uses the official tau2 reward (DB x communicate, in
 {0, 1}), with actions sampled from the policy unless ``--deterministic``.

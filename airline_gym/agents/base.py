@@ -6,6 +6,9 @@ import json
 from typing import Any, Protocol
 
 from airline_gym.env.actions import DONE_TOOL
+from airline_gym.errors import AgentError
+
+__all__ = ["Action", "Agent", "AgentError", "text_message", "tool_call_message"]
 
 Action = dict[str, Any]
 
@@ -18,18 +21,6 @@ class Agent(Protocol):
 
     def act(self, observation: list[dict[str, Any]], info: dict[str, Any]) -> Any:
         """The next action."""
-
-
-class AgentError(RuntimeError):
-    """The agent could not produce an action (e.g. its LLM failed after retries).
-
-    ``cause`` is a one-line reason. The evaluation harness ends the episode with termination
-    reason ``agent_error`` (reward 0) and records the cause.
-    """
-
-    def __init__(self, cause: str) -> None:
-        super().__init__(cause)
-        self.cause = cause
 
 
 def tool_call_message(name: str, arguments: dict[str, Any], call_id: str) -> Action:

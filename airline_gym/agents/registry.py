@@ -7,6 +7,7 @@ from typing import Any
 
 from airline_gym.agents.scripted import GoldAgent, NoOpAgent, RandomAgent, TransferAgent
 from airline_gym.domain.tasks import TaskSet
+from airline_gym.errors import ConfigError
 
 #: name -> (one-line description, factory ``(task_set, seed) -> agent``).
 _REGISTRY: dict[str, tuple[str, Callable[[TaskSet, int | None], Any]]] = {
@@ -32,5 +33,5 @@ def builtin_agent(name: str, task_set: TaskSet, seed: int | None = None) -> Any:
 
 def _known(name: str) -> str:
     if name not in _REGISTRY:
-        raise ValueError(f"unknown agent {name!r} (choose from {', '.join(BUILTIN_AGENTS)})")
+        raise ConfigError(f"unknown agent {name!r} (choose from {', '.join(BUILTIN_AGENTS)})")
     return name

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 from airline_gym.cli.formatting import format_table
+from airline_gym.errors import MissingFileError
 from airline_gym.harness.results import Results, compare
 
 
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym compare``."""
     missing = [p for p in (args.a, args.b) if not Path(p).is_file()]
     if missing:
-        raise FileNotFoundError(f"no such file: {', '.join(missing)}")
+        raise MissingFileError(f"no such file: {', '.join(missing)}")
     result = compare(Results.load(args.a), Results.load(args.b))
     if args.json:
         print(json.dumps({"a": args.a, "b": args.b, **result.to_dict()}))

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, SupportsFloat
 
-AGENTS = ("gold", "noop", "transfer", "random")
+from airline_gym.agents.registry import BUILTIN_AGENTS
+from airline_gym.errors import ConfigError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", default="17", help="task id (default 17)")
     parser.add_argument("--tasks", default="tau2", help="'tau2' or a path to a tasks.json")
     parser.add_argument(
-        "--agent", choices=AGENTS, default="gold", help="built-in agent (default gold)"
+        "--agent", choices=BUILTIN_AGENTS, default="gold", help="built-in agent (default gold)"
     )
     parser.add_argument("--agent-model", help="litellm model for an LLM agent instead of --agent")
     parser.add_argument(
@@ -67,10 +68,11 @@ def run(args: argparse.Namespace) -> int:
     import airline_gym  # noqa: F401  (registers the envs)
     from airline_gym.agents import AgentError
     from airline_gym.cli.options import local_api_key
+    from airline_gym.env.airline_env import AirlineEnv
     from airline_gym.env.render import transcript
 
     if args.max_steps < 1:
-        raise ValueError("--max-steps must be at least 1")
+        raise ConfigError("--max-steps must be at least 1")
     user: dict[str, Any] = {"user": "scripted"}
     if args.user_model:
         llm_args = {"api_base": args.api_base} if args.api_base else {}
@@ -82,17 +84,20 @@ def run(args: argparse.Namespace) -> int:
     agent = _agent(args, env)
     obs, info = env.reset(seed=args.seed)
     agent.reset(info)
+    airline = env.unwrapped
+    assert isinstance(airline, AirlineEnv) and airline.episode is not None
+    episode = airline.episode
     terminated = truncated = False
-    reward = 0.0
+    reward: SupportsFloat = 0.0
     colour = not args.no_colour and sys.stdout.isatty()
     try:
         while not (terminated or truncated):
             obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
     except AgentError:
-        print(transcript(env.unwrapped.episode.messages, colour=colour))
+        print(transcript(episode.messages, colour=colour))
         raise
-    print(transcript(env.unwrapped.episode.messages, colour=colour))
-    print_grade(info, reward)
+    print(transcript(episode.messages, colour=colour))
+    print_grade(info, float(reward))
     return 0
 
 

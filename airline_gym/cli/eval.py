@@ -41,6 +41,7 @@ from typing import Any
 from airline_gym.agents import BUILTIN_AGENTS, LiteLLMAgent
 from airline_gym.cli.options import local_api_key
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
+from airline_gym.errors import AgentError, ConfigError, require
 from airline_gym.harness.evaluate import (
     DEFAULT_SEED,
     EvalConfig,
@@ -123,32 +124,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _check_plot_support() -> None:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise ValueError("--plot needs matplotlib: pip install 'airline-gym[plot]'") from None
+    require("matplotlib", "plot", "--plot")
 
 
 def _config(args: argparse.Namespace) -> EvalConfig:
     for name in ("trials", "concurrency", "max_steps", "max_errors"):
         if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
+            raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
     if args.max_tokens is not None and args.max_tokens < 1:
-        raise ValueError("--max-tokens must be at least 1")
+        raise ConfigError("--max-tokens must be at least 1")
     if args.max_retries < 0 or (args.timeout is not None and not args.timeout > 0):
-        raise ValueError("--max-retries must be >= 0 and --timeout > 0")
+        raise ConfigError("--max-retries must be >= 0 and --timeout > 0")
     user = args.user or ("llm" if args.user_model else "scripted")
     if user == "scripted" and (args.user_model or args.user_api_base or args.user_api_key):
-        raise ValueError("--user-model/--user-api-base/--user-api-key need --user llm")
+        raise ConfigError("--user-model/--user-api-base/--user-api-key need --user llm")
     if args.agent and (args.api_base or args.api_key):
-        raise ValueError("--api-base/--api-key apply to --agent-model only")
+        raise ConfigError("--api-base/--api-key apply to --agent-model only")
     if args.retry_errors and not args.resume:
-        raise ValueError("--retry-errors needs --resume")
+        raise ConfigError("--retry-errors needs --resume")
     task_ids = None
     if args.task_ids is not None:
         task_ids = [t.strip() for t in args.task_ids.split(",") if t.strip()]
         if not task_ids:
-            raise ValueError(f"--task-ids: no task id in {args.task_ids!r}")
+            raise ConfigError(f"--task-ids: no task id in {args.task_ids!r}")
     user_llm_args: dict[str, Any] | None = None
     if user == "llm":
         from airline_gym.users import DEFAULT_USER_MODEL, USER_MODEL_ENV
@@ -195,7 +193,7 @@ def _agent(args: argparse.Namespace) -> Any:
     key = local_api_key(args.agent_model, args.api_base, args.api_key)
     problem = check_credentials(args.agent_model, args.api_base, key, AGENT_KEY_HINT)
     if problem:
-        raise ValueError(f"the LLM agent cannot run: {problem}")
+        raise AgentError(f"the LLM agent cannot run: {problem}")
 
     def make(seed: int) -> LiteLLMAgent:
         return LiteLLMAgent(
@@ -321,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         _check_plot_support()
     if args.resume and not args.out:
-        raise ValueError("--resume needs --out FILE (the results file to continue)")
+        raise ConfigError("--resume needs --out FILE (the results file to continue)")
     agent = _agent(args)
     task_set = load_task_set(config.tasks)
     select_task_ids(task_set, config)  # unknown ids: one line, before anything runs
@@ -337,7 +335,7 @@ def run(args: argparse.Namespace) -> int:
         probe.user.check_ready()
     out = Path(args.out) if args.out else _default_out(args, config)
     if out.exists() and not args.resume:
-        raise ValueError(f"{out} exists: pass --resume to continue it, or choose another --out")
+        raise ConfigError(f"{out} exists: pass --resume to continue it, or choose another --out")
     ran = 0
     with _ProgressDisplay() as display:
 

@@ -14,6 +14,8 @@ import re
 import sys
 from collections.abc import Sequence
 
+from airline_gym.errors import AirlineGymError
+
 # subcommand name -> module with ``add_arguments(parser)`` and ``run(args) -> int``
 COMMANDS: dict[str, str] = {
     "demo": "airline_gym.cli.demo",
@@ -72,16 +74,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _user_facing() -> tuple[type[BaseException], ...]:
-    """Exceptions reported as one line (bad input, missing files or data, failed LLM setup)."""
-    from airline_gym.agents import AgentError
-    from airline_gym.data import DataError
-    from airline_gym.llm import LLMError
-    from airline_gym.users import UserSimulatorError
-
-    return (OSError, ValueError, KeyError, DataError, UserSimulatorError, AgentError, LLMError)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
     args = build_parser().parse_args(argv)
@@ -101,11 +93,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except _user_facing() as exc:  # user-facing failures: one line, no traceback
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        text = " ".join(str(message).split()) or type(exc).__name__
+    except AirlineGymError as exc:  # expected failures: one line; anything else is a bug
+        text = " ".join(str(exc).split()) or type(exc).__name__
         print(f"airline-gym {args.command}: error: {text}", file=sys.stderr)
-        return 1
+        return exc.exit_code
 
 
 if __name__ == "__main__":

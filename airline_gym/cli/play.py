@@ -30,6 +30,7 @@ from airline_gym.domain.tasks import DEFAULT_TASK_SET
 from airline_gym.domain.tools import TOOLS
 from airline_gym.env.actions import DONE_TOOL
 from airline_gym.env.render import colourise
+from airline_gym.errors import ConfigError
 
 _CALL = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*$", re.DOTALL)
 _DOC = __doc__ or ""
@@ -116,10 +117,10 @@ def run(args: argparse.Namespace) -> int:
     from airline_gym.harness.runner import step_safely
 
     if args.max_steps < 1:
-        raise ValueError("--max-steps must be at least 1")
+        raise ConfigError("--max-steps must be at least 1")
     kind = args.user or ("llm" if args.user_model else "scripted")
     if kind == "scripted" and (args.user_model or args.api_base or args.api_key):
-        raise ValueError("--user-model/--api-base/--api-key need --user llm")
+        raise ConfigError("--user-model/--api-base/--api-key need --user llm")
     llm_args: dict[str, Any] | None = None
     if kind == "llm":
         llm_args = {"api_base": args.api_base} if args.api_base else {}

@@ -31,6 +31,7 @@ from collections import Counter
 from pathlib import Path
 
 from airline_gym.data import DataError
+from airline_gym.errors import MissingFileError
 from airline_gym.harness.regrade import (
     RegradeResult,
     load_task_id_map,
@@ -139,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         missing = [f for f in args.files if not Path(f).is_file()]
         if missing:
-            raise FileNotFoundError(f"no such file: {', '.join(missing)}")
+            raise MissingFileError(f"no such file: {', '.join(missing)}")
         id_map = load_task_id_map(args.task_id_map) if args.task_id_map else None
         per_file = [(f, regrade_file(f, tasks=args.tasks, task_id_map=id_map)) for f in args.files]
     except (OSError, ValueError, KeyError, DataError) as exc:

@@ -18,6 +18,7 @@ from typing import Any
 
 from airline_gym.cli.formatting import format_table, write_count
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, TaskSet, load_task_set
+from airline_gym.errors import ConfigError
 
 PURPOSE_WIDTH = 70
 
@@ -59,7 +60,7 @@ def select(task_set: TaskSet, args: argparse.Namespace) -> list[Task]:
     for flag in ("writes", "min_writes"):
         value = getattr(args, flag)
         if value is not None and value < 0:
-            raise ValueError(f"--{flag.replace('_', '-')} must be >= 0")
+            raise ConfigError(f"--{flag.replace('_', '-')} must be >= 0")
     chosen = []
     for task in task_set.split(args.split):
         writes = write_count(task.actions)

@@ -27,7 +27,9 @@ import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import EllipsisType
-from typing import NoReturn, TypeAlias
+from typing import Any, NoReturn, TypeAlias, cast
+
+from airline_gym.errors import ActionError
 
 __all__ = ["MAX_EXPRESSION_LENGTH", "MAX_INT_BITS", "CalculationError", "calculate"]
 
@@ -49,7 +51,7 @@ _PROXY_BITS = 2048  # stands in for a _Huge where only "a big int of this sign" 
 _MAX_SAFE_EXPONENT = 2**53  # exponents are clamped to this when estimating a lower bound
 
 
-class CalculationError(ValueError):
+class CalculationError(ActionError):
     """Raised when an expression cannot be evaluated; ``str(exc)`` is the agent-facing message."""
 
 
@@ -72,7 +74,7 @@ _BINARY: dict[type[ast.operator], Callable[[object, object], object]] = {
     ast.FloorDiv: operator.floordiv,
     ast.Pow: operator.pow,
 }
-_UNARY: dict[type[ast.unaryop], Callable[[object], object]] = {
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
     ast.UAdd: operator.pos,
     ast.USub: operator.neg,
 }
@@ -156,8 +158,8 @@ def _run(program: list[ast.expr]) -> _Value:
     stack: list[_Value] = []
     for node in program:
         if isinstance(node, ast.Constant):
-            value = node.value
-            stack.append(_bounded(value) if type(value) is int else value)
+            value = node.value  # _compile admits numbers and Ellipsis only
+            stack.append(_bounded(value) if type(value) is int else cast(_Value, value))
         elif isinstance(node, ast.Tuple):
             stack.append(())
         elif isinstance(node, ast.UnaryOp):
@@ -177,7 +179,7 @@ def _unary(op: ast.unaryop, value: _Value) -> _Value:
     """Apply ``+``/``-``."""
     if isinstance(value, _Huge):
         return value if isinstance(op, ast.UAdd) else _Huge(-value.sign, value.bits)
-    return _UNARY[type(op)](value)  # type: ignore[return-value]
+    return _UNARY[type(op)](value)  # type: ignore[no-any-return]
 
 
 def _binary(op: ast.operator, left: _Value, right: _Value) -> _Value:
@@ -302,7 +304,7 @@ def _proxy(value: _Huge) -> int:
     return (value.sign or 1) << _PROXY_BITS
 
 
-def _proxy_or_value(value: _Value) -> object:
+def _proxy_or_value(value: _Value) -> Any:  # an operand for Python's own arithmetic
     return _proxy(value) if isinstance(value, _Huge) else value
 
 

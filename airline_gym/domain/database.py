@@ -169,7 +169,7 @@ class AirlineDB:
             return None
         private = clone(original)
         changed[key] = private
-        return private
+        return private  # type: ignore[no-any-return]
 
     def seats_for_write(self, number: str, date: str) -> dict[str, int]:
         """The private, writable ``available_seats`` of one flight-date.

@@ -23,6 +23,7 @@ from airline_gym.domain.database import (
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.transcript import assistant_texts, tool_calls
+from airline_gym.errors import ConfigError
 
 USER_STOP = "user_stop"
 AGENT_STOP = "agent_stop"
@@ -94,6 +95,40 @@ class Grade:
 
 # --- gold database ---------------------------------------------------------------------------
 _GOLD_CACHE: dict[tuple[int, str], AirlineDB] = {}
+
+
+_GOLD_FIELDS: dict[int, tuple[AirlineDB, int]] = {}  # id(gold DB) -> (gold DB, fields changed)
+
+
+def db_credit(task: Task, db: AirlineDB) -> float:
+    """Partial credit for the DB, in [0, 1]: one minus the share of fields still wrong.
+
+    The share is relative to the fields the task's gold actions change (at least 1): a DB that
+    matches the gold DB scores 1, an untouched one 0 unless the gold actions change nothing,
+    and wrong extra changes count against it. Used by reward shaping, never by the official
+    reward.
+    """
+    gold = gold_db(task, db.base)
+    known = _GOLD_FIELDS.get(id(gold))
+    if known is None or known[0] is not gold:
+        known = _GOLD_FIELDS[id(gold)] = (gold, max(1, len(db_diff(db.base.fork(), gold))))
+    return max(0.0, 1.0 - len(db_diff(db, gold)) / known[1])
+
+
+def partial_credit(grade: Grade, task: Task, db: AirlineDB) -> float:
+    """The opt-in partial reward of a finished episode, in [0, 1].
+
+    1 when the official reward is 1; 0 for a premature ending (not ``user_stop`` or
+    ``agent_stop``); else half the :func:`db_credit` plus half the share of communicate
+    strings said (all of them when the task has none).
+    """
+    if grade.reward == 1.0:
+        return grade.reward
+    if grade.termination_reason not in GRADED_TERMINATIONS:
+        return 0.0
+    checks = grade.communicate_checks
+    said = sum(c.met for c in checks) / len(checks) if checks else 1.0
+    return 0.5 * db_credit(task, db) + 0.5 * said
 
 
 def gold_db(task: Task, base: PristineDB) -> AirlineDB:
@@ -203,9 +238,9 @@ def grade(
     basis = tuple(task.reward_basis if reward_basis is None else reward_basis)
     unknown = [b for b in basis if b not in KNOWN_BASIS]
     if unknown:
-        raise ValueError(f"unknown reward basis {unknown} (known: {sorted(KNOWN_BASIS)})")
+        raise ConfigError(f"unknown reward basis {unknown} (known: {sorted(KNOWN_BASIS)})")
     if "NL_ASSERTION" in basis:
-        raise ValueError("NL_ASSERTION in reward_basis needs an LLM judge, which is not supported")
+        raise ConfigError("NL_ASSERTION in reward_basis needs an LLM judge, which is not supported")
 
     gold = gold_db(task, db.base)
     diffs = tuple(db_diff(db, gold)) if task.has_criteria else ()

@@ -32,16 +32,17 @@ def flight_date_status(raw: Record) -> Record:
     return out
 
 
+def _pick(raw: Record, *fields: str) -> Record:
+    """``raw``'s ``fields``, in that order."""
+    return {name: raw[name] for name in fields}
+
+
 def flight(raw: Record) -> Record:
     """A flight with its 30 dated statuses."""
-    return {
-        "flight_number": raw["flight_number"],
-        "origin": raw["origin"],
-        "destination": raw["destination"],
-        "scheduled_departure_time_est": raw["scheduled_departure_time_est"],
-        "scheduled_arrival_time_est": raw["scheduled_arrival_time_est"],
-        "dates": {day: flight_date_status(s) for day, s in raw["dates"].items()},
-    }
+    times = ("scheduled_departure_time_est", "scheduled_arrival_time_est")
+    out = _pick(raw, "flight_number", "origin", "destination", *times)
+    out["dates"] = {day: flight_date_status(s) for day, s in raw["dates"].items()}
+    return out
 
 
 def passenger(raw: Record) -> Record:
@@ -85,13 +86,7 @@ def user(raw: Record) -> Record:
 
 def reservation_flight(raw: Record) -> Record:
     """One booked segment with its price at booking time."""
-    return {
-        "flight_number": raw["flight_number"],
-        "origin": raw["origin"],
-        "destination": raw["destination"],
-        "date": raw["date"],
-        "price": raw["price"],
-    }
+    return _pick(raw, "flight_number", "origin", "destination", "date", "price")
 
 
 def payment(payment_id: str, amount: int) -> Record:

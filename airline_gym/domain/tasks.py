@@ -13,12 +13,12 @@ from types import MappingProxyType
 from typing import Any
 
 from airline_gym.domain.database import clone
+from airline_gym.errors import ConfigError, MissingFileError, UnknownIdError
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TASK_SET = "tau2"
 DEFAULT_REWARD_BASIS: tuple[str, ...] = ("DB", "COMMUNICATE")
-SPLITS = ("train", "test", "base")
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ class Task:
     @property
     def purpose(self) -> str | None:
         """The task author's note on what the task tests."""
-        return (self._raw.get("description") or {}).get("purpose")  # type: ignore[no-any-return]
+        return (self._raw.get("description") or {}).get("purpose")
 
     @property
     def actions(self) -> tuple[GoldAction, ...]:
@@ -150,7 +150,9 @@ class TaskSet:
     def __getitem__(self, task_id: str | int) -> Task:
         key = task_key(task_id)
         if key not in self.tasks:
-            raise KeyError(f"no task {key!r} in task set {self.name!r} (ids: {self.id_range()})")
+            raise UnknownIdError(
+                f"no task {key!r} in task set {self.name!r} (ids: {self.id_range()})"
+            )
         return self.tasks[key]
 
     def id_range(self) -> str:
@@ -163,7 +165,7 @@ class TaskSet:
     def split(self, name: str = "base") -> list[Task]:
         """Tasks of a split, in tasks.json order."""
         if name not in self.splits:
-            raise ValueError(
+            raise ConfigError(
                 f"Invalid task split name: {name!r} (choose from {', '.join(self.splits)})"
             )
         wanted = set(self.splits[name])
@@ -180,14 +182,14 @@ def task_key(task_id: object) -> str:
 def parse_tasks(raw_tasks: Any, source: str = "the tasks") -> Mapping[str, Task]:
     """Tasks keyed by id, in file order; a clear ``ValueError`` for records that are not tasks."""
     if not isinstance(raw_tasks, list):
-        raise ValueError(f"{source}: expected a list of task objects")
+        raise ConfigError(f"{source}: expected a list of task objects")
     out: dict[str, Task] = {}
     for i, record in enumerate(raw_tasks):
         if not isinstance(record, dict):
-            raise ValueError(f"{source}: task #{i + 1} is not an object")
+            raise ConfigError(f"{source}: task #{i + 1} is not an object")
         task_id = record.get("id")
         if isinstance(task_id, bool) or not isinstance(task_id, (str, int)):
-            raise ValueError(f"{source}: task #{i + 1} has no 'id' (a string)")
+            raise ConfigError(f"{source}: task #{i + 1} has no 'id' (a string)")
         out[str(task_id)] = Task(id=str(task_id), raw=record)
     return out
 
@@ -197,13 +199,13 @@ def _read_json(path: str, what: str) -> Any:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
     except (ValueError, RecursionError) as exc:  # broken JSON, numbers past Python's limit
-        raise ValueError(f"{what} {path} is not valid JSON: {exc}") from None
+        raise ConfigError(f"{what} {path} is not valid JSON: {exc}") from None
 
 
 def _read_splits(path: str, tasks: Mapping[str, Task]) -> dict[str, tuple[str, ...]]:
     data = _read_json(path, "split file")
     if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
-        raise ValueError(f"split file {path}: expected an object of lists of task ids")
+        raise ConfigError(f"split file {path}: expected an object of lists of task ids")
     return {k: tuple(i for i in map(str, v) if i in tasks) for k, v in data.items()}
 
 
@@ -249,9 +251,7 @@ def load_task_set(
         return _load(str(files.tasks), str(files.split_tasks), DEFAULT_TASK_SET, True)
     path = Path(tasks).expanduser()
     if not path.is_file():
-        raise FileNotFoundError(
-            f"tasks file not found: {path} (use 'tau2' or a path to tasks.json)"
-        )
+        raise MissingFileError(f"tasks file not found: {path} (use 'tau2' or a path to tasks.json)")
     beside = path.with_name("split_tasks.json")
     if beside.is_file():
         return _load(str(path.resolve()), str(beside.resolve()), str(path), True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airline_gym.domain.database import AirlineDB
-from airline_gym.domain.tools import TOOLS, WRITE_TOOLS, ToolError
+from airline_gym.domain.tools import TOOLS, ToolError
 from airline_gym.domain.validation import ArgumentError, short_repr, validate_arguments
 
 
@@ -62,8 +62,3 @@ def execute(db: AirlineDB, name: str, arguments: Any) -> ToolResult:
         return ToolResult(name, f"Error: {exc}", True)
     except Exception as exc:  # as the reference: any failure of a tool is an error result
         return ToolResult(name, f"Error: {type(exc).__name__}: {exc}", True)
-
-
-def is_write(name: str) -> bool:
-    """Whether the tool can change the database."""
-    return name in WRITE_TOOLS

@@ -16,6 +16,7 @@ from typing import Any, Literal, get_args, get_origin, is_typeddict
 
 from airline_gym.domain.schemas import parameters
 from airline_gym.domain.tools import ToolFunction
+from airline_gym.errors import ActionError
 
 
 @cache
@@ -23,7 +24,7 @@ def _fields(typed_dict: Any) -> dict[str, Any]:
     return typing.get_type_hints(typed_dict)
 
 
-class ArgumentError(ValueError):
+class ArgumentError(ActionError):
     """Arguments that do not fit the tool's schema; the message is shown to the agent."""
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from airline_gym.domain.schemas import DONE_TOOL
 from airline_gym.domain.tools import TOOLS
 from airline_gym.domain.validation import short_repr
+from airline_gym.errors import ActionError
 
 __all__ = ["DONE_TOOL", "ActionError", "AgentMessage", "ToolCall", "parse_action"]
 _FUNCTIONAL = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*$", re.DOTALL)
@@ -36,10 +37,6 @@ MAX_ACTION_CHARS = 1_000_000
 MAX_NAME_CHARS = 256
 #: Longest argument text read (room for a megabyte in each string argument).
 MAX_ARGUMENT_CHARS = 4_000_000
-
-
-class ActionError(ValueError):
-    """The action is not a message at all; the text explains what was expected."""
 
 
 @dataclass(frozen=True)

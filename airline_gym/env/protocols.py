@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airline_gym.domain.schemas import JSONSchema, done_schema, tool_schemas
+from airline_gym.errors import ConfigError
 
 GYM = "gym"
 LEADERBOARD = "leaderboard"
@@ -111,5 +112,5 @@ def get_protocol(protocol: str | Protocol) -> Protocol:
         return protocol
     found = _PROTOCOLS.get(protocol) if isinstance(protocol, str) else None
     if found is None:
-        raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}; got {protocol!r}")
+        raise ConfigError(f"protocol must be one of {', '.join(PROTOCOLS)}; got {protocol!r}")
     return found

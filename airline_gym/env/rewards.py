@@ -5,6 +5,9 @@
 share of fields still wrong, relative to the fields the gold actions change) plus half credit for
 the share of communicate strings said. Premature endings still score 0.
 ``error_penalty``: subtracted on each step per tool error made in that step (default 0).
+
+The same shaping composes as Gymnasium wrappers (:mod:`airline_gym.wrappers`); both use the
+formulas of :mod:`airline_gym.domain.grading`.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from airline_gym.domain.database import AirlineDB
-from airline_gym.domain.grading import GRADED_TERMINATIONS, Grade, db_diff, gold_db
+from airline_gym.domain.grading import Grade, partial_credit
 from airline_gym.domain.tasks import Task
+from airline_gym.errors import ConfigError
 
 REWARD_MODES = ("official", "partial")
 
@@ -27,19 +31,10 @@ class RewardConfig:
 
     def __post_init__(self) -> None:
         if self.mode not in REWARD_MODES:
-            raise ValueError(f"reward must be one of {', '.join(REWARD_MODES)}; got {self.mode!r}")
+            raise ConfigError(f"reward must be one of {', '.join(REWARD_MODES)}; got {self.mode!r}")
         if not self.error_penalty >= 0:
-            raise ValueError(f"error_penalty must be >= 0; got {self.error_penalty!r}")
+            raise ConfigError(f"error_penalty must be >= 0; got {self.error_penalty!r}")
 
     def terminal(self, grade: Grade, task: Task, db: AirlineDB) -> float:
         """The reward of the final step (before any error penalty)."""
-        if self.mode == "official" or grade.reward == 1.0:
-            return grade.reward
-        if grade.termination_reason not in GRADED_TERMINATIONS:
-            return 0.0
-        gold = gold_db(task, db.base)
-        gold_fields = max(1, len(db_diff(db.base.fork(), gold)))
-        db_credit = max(0.0, 1.0 - len(grade.db_diff) / gold_fields)
-        checks = grade.communicate_checks
-        said = sum(c.met for c in checks) / len(checks) if checks else 1.0
-        return 0.5 * db_credit + 0.5 * said
+        return grade.reward if self.mode == "official" else partial_credit(grade, task, db)

@@ -26,6 +26,7 @@ from typing import Any
 from airline_gym.agents.registry import BUILTIN_AGENTS, builtin_agent, describe_builtin
 from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, TaskSet, load_task_set, task_key
+from airline_gym.errors import ConfigError, UnknownIdError
 from airline_gym.harness.journal import RunFile
 from airline_gym.harness.results import (
     JSONObject,
@@ -84,7 +85,9 @@ class EvalConfig:
         for name in ("trials", "concurrency", "max_steps", "max_errors"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name.replace('_', '-')} must be a whole number >= 1: {value!r}")
+                raise ConfigError(
+                    f"{name.replace('_', '-')} must be a whole number >= 1: {value!r}"
+                )
         get_protocol(self.protocol)
 
     def make_env(self) -> Any:
@@ -135,7 +138,7 @@ def select_task_ids(task_set: TaskSet, config: EvalConfig) -> list[str]:
         ids = [task_key(t).strip() for t in config.task_ids]
         missing = [t for t in ids if t not in task_set]
         if missing:
-            raise KeyError(
+            raise UnknownIdError(
                 f"no task {', '.join(map(repr, missing))} in task set {task_set.name!r} "
                 f"(ids: {task_set.id_range()})"
             )
@@ -172,11 +175,11 @@ def _open_run(
     """(the results to extend, whether the journal is appended to); refuses to overwrite."""
     if not resume:
         if store.path.exists():
-            raise ValueError(
+            raise ConfigError(
                 f"{store.path} exists: pass --resume to continue it, or choose another --out"
             )
         if store.journal.exists():
-            raise ValueError(
+            raise ConfigError(
                 f"{store.path} has an unfinished run ({store.journal.name}): pass --resume to "
                 "continue it, or choose another --out"
             )
@@ -210,7 +213,7 @@ def evaluate(
     config = config or EvalConfig()
     config.validate()
     if resume and out is None:
-        raise ValueError("resume needs the results file (out=...)")
+        raise ConfigError("resume needs the results file (out=...)")
     task_set = load_task_set(config.tasks, config.data_dir)
     ids = select_task_ids(task_set, config)
     make_agent = _factory(agent, task_set)

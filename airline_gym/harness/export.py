@@ -26,6 +26,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
+from airline_gym.errors import ConfigError
 from airline_gym.harness.results.io import encode, write_lines_atomic
 from airline_gym.harness.runner import EpisodeResult
 
@@ -122,7 +123,7 @@ def write_jsonl(
     items = list(results)
     for name, extra in (("advantages", advantages), ("group_ids", group_ids)):
         if extra is not None and len(extra) != len(items):
-            raise ValueError(f"{name} has {len(extra)} entries for {len(items)} results")
+            raise ConfigError(f"{name} has {len(extra)} entries for {len(items)} results")
 
     def lines() -> Iterable[str]:
         for i, item in enumerate(items):
@@ -150,9 +151,9 @@ def group_advantages(
     of one gets advantage 0.
     """
     if len(rewards) != len(groups):
-        raise ValueError("rewards and groups must have the same length")
+        raise ConfigError("rewards and groups must have the same length")
     if method not in ("grpo", "rloo"):
-        raise ValueError(f"unknown advantage method {method!r}; use 'grpo' or 'rloo'")
+        raise ConfigError(f"unknown advantage method {method!r}; use 'grpo' or 'rloo'")
     members: dict[Hashable, list[int]] = defaultdict(list)
     for i, group in enumerate(groups):
         members[group].append(i)

@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from filelock import FileLock, Timeout
 
+from airline_gym.errors import ConfigError
 from airline_gym.harness.results import JSONObject, Results, encode, parse_json, write_atomic
 from airline_gym.harness.results.io import check_simulation
 
@@ -42,7 +43,7 @@ class RunFile:
         try:
             self._lock.acquire()
         except Timeout:
-            raise ValueError(
+            raise ConfigError(
                 f"{self.path} is being written by another run; wait for it to finish "
                 "or choose another --out"
             ) from None
@@ -96,7 +97,7 @@ class RunFile:
             return None, []
         header = parse_json(lines[0], f"{source}: line 1")
         if not isinstance(header, dict) or not isinstance(header.get("info", {}), dict):
-            raise ValueError(f"{source}: line 1 is not a run header")
+            raise ConfigError(f"{source}: line 1 is not a run header")
         sims = []
         for number, line in enumerate(lines[1:], start=2):
             if line.strip():

@@ -27,6 +27,7 @@ from airline_gym.domain.grading import Grade, grade
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, load_task_set, parse_tasks
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.transcript import CallRecord, tool_calls
+from airline_gym.errors import ConfigError, DataError
 from airline_gym.harness.results import Results, read_json
 from airline_gym.harness.results.io import check_task
 
@@ -106,13 +107,13 @@ def load_task_id_map(path: str | os.PathLike[str]) -> dict[str, str]:
     if isinstance(data, dict) and isinstance(data.get("by_simulation_id"), dict):
         data = data["by_simulation_id"]
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object mapping simulation id to task id")
+        raise ConfigError(f"{path}: expected a JSON object mapping simulation id to task id")
     out: dict[str, str] = {}
     for sim_id, value in data.items():
         if isinstance(value, Mapping):
             value = value.get("recovered_task_id", value.get("task_id"))
         if isinstance(value, bool) or not isinstance(value, (str, int)):
-            raise ValueError(f"{path}: no task id for simulation {sim_id!r}")
+            raise ConfigError(f"{path}: no task id for simulation {sim_id!r}")
         out[str(sim_id)] = str(value)
     return out
 
@@ -127,12 +128,12 @@ def _task_table(
     try:
         task_set = load_task_set(name)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{name}: not valid JSON ({exc})") from None
+        raise ConfigError(f"{name}: not valid JSON ({exc})") from None
     except (OSError, ValueError) as exc:
         text = str(exc)
-        raise ValueError(text if str(name) in text else f"{name}: {text}") from None
+        raise ConfigError(text if str(name) in text else f"{name}: {text}") from None
     except (TypeError, KeyError, AttributeError, RecursionError) as exc:
-        raise ValueError(f"{name}: not a tasks file ({type(exc).__name__}: {exc})") from None
+        raise ConfigError(f"{name}: not a tasks file ({type(exc).__name__}: {exc})") from None
     for i, task in enumerate(task_set):
         check_task(task.raw, f"{name}: task {i}")
     return task_set.tasks, f"task set {task_set.name!r}"
@@ -145,7 +146,7 @@ def pristine_db() -> PristineDB:
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
         from airline_gym.data import data_files
 
-        raise ValueError(f"{data_files().db}: not a readable airline DB ({exc})") from None
+        raise DataError(f"{data_files().db}: not a readable airline DB ({exc})") from None
 
 
 # --- replay and grading ----------------------------------------------------------------------
@@ -270,7 +271,7 @@ def regrade_file(
         sim_id = str(sim.get("id", ""))
         task_id = str(id_map.get(sim_id, sim.get("task_id")))
         if task_id not in by_id:
-            raise ValueError(f"{path}: simulation {sim_id!r}: no task {task_id!r} in {source}")
+            raise ConfigError(f"{path}: simulation {sim_id!r}: no task {task_id!r} in {source}")
         try:
             result = regrade_simulation(sim, by_id[task_id], base)
         except Exception as exc:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airline_gym.agents import LiteLLMAgent
+from airline_gym.errors import ConfigError
 from airline_gym.harness.results import JSONObject
 
 if TYPE_CHECKING:
@@ -106,11 +107,11 @@ def fingerprint(info: Mapping[str, Any]) -> dict[str, Any]:
 def check_resumable(path: Path, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
     """Refuse to mix runs: same task set, seed, limits, agent and customer."""
     if "airline_gym_version" not in old:
-        raise ValueError(f"cannot resume {path}: it was not written by airline-gym eval")
+        raise ConfigError(f"cannot resume {path}: it was not written by airline-gym eval")
     before, now_ = fingerprint(old), fingerprint(new)
     for label, value in now_.items():
         if before[label] != value:
-            raise ValueError(
+            raise ConfigError(
                 f"cannot resume {path}: it was run with {label} {before[label]!r}, "
                 f"this run has {value!r}"
             )

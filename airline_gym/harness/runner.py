@@ -36,6 +36,7 @@ from datetime import datetime
 from typing import Any
 
 from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
+from airline_gym.errors import ConfigError
 from airline_gym.users.base import UserSimulator
 
 __all__ = [
@@ -286,7 +287,7 @@ async def arun_episodes(
     the number of jobs. ``on_result(index, result)`` (sync or async) is called as each ends.
     """
     if concurrency < 1:
-        raise ValueError("concurrency must be at least 1")
+        raise ConfigError("concurrency must be at least 1")
     queue = list(enumerate(jobs))
     results: list[EpisodeResult | None] = [None] * len(queue)
     queue.reverse()

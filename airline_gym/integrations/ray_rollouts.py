@@ -25,12 +25,12 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from airline_gym.errors import ConfigError, MissingDependencyError
+
 try:
     import ray
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        'airline_gym.integrations.ray_rollouts needs Ray: pip install "airline-gym[ray]"'
-    ) from exc
+except ImportError:  # pragma: no cover - exercised only without the extra
+    raise MissingDependencyError("airline_gym.integrations.ray_rollouts", "ray", "ray") from None
 
 from airline_gym.agents import GoldAgent
 from airline_gym.env.airline_env import AirlineEnv
@@ -58,7 +58,7 @@ class RolloutWorker:
         concurrency: int = 64,
     ) -> None:
         if concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
+            raise ConfigError("concurrency must be at least 1")
         self.env_kwargs = dict(env_kwargs or {})
         self.agent = agent
         self.concurrency = concurrency
@@ -107,7 +107,7 @@ class RolloutPool:
         actor_options: Mapping[str, Any] | None = None,
     ) -> None:
         if num_workers < 1:
-            raise ValueError("num_workers must be at least 1")
+            raise ConfigError("num_workers must be at least 1")
         options = dict(actor_options or {})
         remote = ray.remote(**options)(RolloutWorker) if options else ray.remote(RolloutWorker)
         self.workers = [

@@ -129,7 +129,7 @@ class AirlineHooks:
         await self._sync(state, list(messages))
         new, run["pending"] = run["pending"], []
         run["seen"] = len(messages) + len(new)
-        return new
+        return new  # type: ignore[no-any-return]
 
     @_stop(priority=100)
     async def airline_episode_over(self, state: State) -> bool:
@@ -197,7 +197,7 @@ def dataset_rows(
         ids = [task_set[t].id for t in task_ids]
     system = agent_system_prompt(data_dir)
     counter = itertools.count(seed)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for _ in range(repeats):
         for task_id in ids:
             rows.append(

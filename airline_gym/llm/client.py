@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from typing import Any, Protocol, runtime_checkable
 
+from airline_gym.errors import ConfigError
 from airline_gym.llm.background import run_blocking
 from airline_gym.llm.credentials import check_credentials, effective_api_key
 from airline_gym.llm.errors import LLMError, MissingCredentials, classify
@@ -118,7 +119,7 @@ class LiteLLMChatModel:
         max_retries: int | None = None,
     ) -> None:
         if num_retries is not None and max_retries is not None and num_retries != max_retries:
-            raise ValueError("num_retries and max_retries name one setting; pass one of them")
+            raise ConfigError("num_retries and max_retries name one setting; pass one of them")
         retries = num_retries if num_retries is not None else max_retries
         self.model = model
         self.api_base = api_base
@@ -136,11 +137,11 @@ class LiteLLMChatModel:
         self.extra = dict(extra or {})
         clash = RESERVED_KWARGS.intersection(self.extra)
         if clash:
-            raise ValueError(f"extra must not set {sorted(clash)}; use the dataclass fields")
+            raise ConfigError(f"extra must not set {sorted(clash)}; use the dataclass fields")
         if self.num_retries < 0 or self.backoff < 0:
-            raise ValueError("need num_retries >= 0 and backoff >= 0")
+            raise ConfigError("need num_retries >= 0 and backoff >= 0")
         if self.timeout is not None and not self.timeout > 0:
-            raise ValueError("timeout must be > 0 seconds, or None for no limit")
+            raise ConfigError("timeout must be > 0 seconds, or None for no limit")
 
     @property
     def max_retries(self) -> int:

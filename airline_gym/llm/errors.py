@@ -7,6 +7,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from airline_gym.errors import LLMError
+
 __all__ = [
     "BadReply",
     "Failure",
@@ -26,29 +28,6 @@ _MISSING_KEY_MARKERS = (
     "Missing credentials",
     "AuthenticationError: Missing",
 )
-
-
-class LLMError(RuntimeError):
-    """An LLM call failed for good (retries exhausted, or a non-retryable error).
-
-    ``cause`` is a one-line human-readable reason, ``attempts`` the number of requests made,
-    ``status_code`` the last HTTP status if any, ``retryable`` whether the last failure was
-    transient. The underlying exception, if any, is chained as ``__cause__``.
-    """
-
-    def __init__(
-        self,
-        cause: str,
-        *,
-        attempts: int = 0,
-        status_code: int | None = None,
-        retryable: bool = False,
-    ) -> None:
-        super().__init__(cause)
-        self.cause = cause
-        self.attempts = attempts
-        self.status_code = status_code
-        self.retryable = retryable
 
 
 class BadReply(Exception):

@@ -14,58 +14,13 @@ import json
 import statistics
 import time
 import tracemalloc
-from collections.abc import Callable
-from typing import Any
 
-from airline_gym.domain.database import AirlineDB, PristineDB, load_pristine
+from airline_gym.domain.database import PristineDB, load_pristine
 from airline_gym.domain.grading import grade
 from airline_gym.domain.tasks import Task, load_task_set
 from airline_gym.domain.toolbox import execute
-
-GREETING = {"role": "assistant", "content": "Hi! How can I help you today?"}
-# The spec's worked example: one economy seat JFK-ATL, insurance and one paid bag (221 dollars).
-SAMPLE_BOOKING: dict[str, Any] = {
-    "user_id": "mia_li_3668",
-    "origin": "JFK",
-    "destination": "ATL",
-    "flight_type": "one_way",
-    "cabin": "economy",
-    "flights": [{"flight_number": "HAT057", "date": "2024-05-20"}],
-    "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
-    "payment_methods": [{"payment_id": "credit_card_4421486", "amount": 221}],
-    "total_baggages": 1,
-    "nonfree_baggages": 1,
-    "insurance": "yes",
-}
-
-
-def median_seconds(fn: Callable[[], Any], repeat: int) -> float:
-    """Median wall time of ``fn()`` over ``repeat`` calls (after one warm-up)."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def gold_episode(task: Task, base: PristineDB) -> tuple[AirlineDB, list[dict[str, Any]]]:
-    """Replay the task's gold actions on a fresh view; return it with an OpenAI transcript."""
-    db = base.fork()
-    messages: list[dict[str, Any]] = [GREETING]
-    for i, action in enumerate(task.actions):
-        result = execute(db, action.name, action.arguments)
-        call = {
-            "id": f"g{i}",
-            "type": "function",
-            "function": {"name": action.name, "arguments": json.dumps(action.arguments)},
-        }
-        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        messages.append({"role": "tool", "tool_call_id": f"g{i}", "content": result.content})
-    if task.communicate_info:
-        messages.append({"role": "assistant", "content": " ".join(task.communicate_info)})
-    return db, messages
+from airline_gym.errors import ConfigError
+from airline_gym.testing.bench_common import SAMPLE_BOOKING, gold_episode, median_seconds
 
 
 def memory_per_episode(tasks: list[Task], base: PristineDB, episodes: int) -> float:
@@ -147,7 +102,9 @@ def env_figures(repeat: int, episodes: int = 200, live_envs: int = 1000) -> dict
         env.step(read)
         step_times.append(time.perf_counter() - start)
 
-    tasks = env.unwrapped.task_set
+    airline = env.unwrapped
+    assert isinstance(airline, AirlineEnv)
+    tasks = airline.task_set
     jobs = [(t.id, i) for i, t in enumerate(list(tasks) * (episodes // len(tasks) + 1))][:episodes]
     start = time.perf_counter()
     run_episodes(lambda: AirlineEnv(user="scripted"), lambda: GoldAgent(tasks), jobs, 64)
@@ -198,11 +155,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=int, default=1000, help="runs per figure (default 1000)")
     parser.add_argument("--task", default="17", help="task whose episode is graded (default 17)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
-    parser.add_argument(
-        "--vs-reference",
-        action="store_true",
-        help="measure the reference (tau2, if installed) on the same work, side by side",
-    )
+    side_by_side = "measure the reference (tau2, if installed) on the same work, side by side"
+    parser.add_argument("--vs-reference", action="store_true", help=side_by_side)
     from airline_gym.testing import bench_e2e, bench_reference
 
     bench_reference.add_arguments(parser)
@@ -212,7 +166,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym bench``."""
     if args.repeat < 1:
-        raise ValueError("--repeat must be at least 1")
+        raise ConfigError("--repeat must be at least 1")
     if args.e2e:
         from airline_gym.testing import bench_e2e
 

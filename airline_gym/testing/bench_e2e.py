@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from airline_gym.errors import ConfigError
 from airline_gym.testing.openai_server import Reply
 
 __all__ = ["GoldScript", "add_arguments", "run", "run_e2e"]
@@ -525,7 +526,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """``airline-gym bench --e2e``."""
     if args.in_flight < 0:
-        raise ValueError("--in-flight must be >= 0")
+        raise ConfigError("--in-flight must be >= 0")
     figures = run_e2e(reference=not args.no_reference, in_flight=args.in_flight)
     if getattr(args, "json", False):
         print(json.dumps({k: v for k, v in figures.items() if k != "report"}, indent=2))

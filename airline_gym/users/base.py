@@ -7,14 +7,13 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from airline_gym.domain.tasks import Task
+from airline_gym.errors import UserSimulatorError
+
+__all__ = ["Dialogue", "UserSimulator", "UserSimulatorError"]
 
 Dialogue = list[dict[str, Any]]
 """What the customer has seen: ``{"role": "assistant" | "user", "content": str}`` messages, from
 the agent's greeting on. Agent messages with tool calls and tool results are never shown."""
-
-
-class UserSimulatorError(RuntimeError):
-    """The simulator could not produce a reply (e.g. the LLM failed after retries)."""
 
 
 class UserSimulator(ABC):

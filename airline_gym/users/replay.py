@@ -11,6 +11,7 @@ from typing import Any
 
 from airline_gym.domain.prompts import STOP
 from airline_gym.domain.tasks import Task
+from airline_gym.errors import ConfigError
 from airline_gym.users.base import Dialogue, UserSimulator
 
 __all__ = ["ReplayUser", "select_simulation"]
@@ -40,13 +41,14 @@ def select_simulation(
     wanted = {"simulation_id": simulation_id, "task_id": task_id, "trial": trial}
     asked = ", ".join(f"{k}={v!r}" for k, v in wanted.items() if v is not None)
     if not matches:
-        raise ValueError(f"no simulation with {asked or 'any id'} among {len(sims)}")
+        raise ConfigError(f"no simulation with {asked or 'any id'} among {len(sims)}")
     if not asked and len(matches) > 1:
-        raise ValueError(
+        raise ConfigError(
             f"the results hold {len(matches)} simulations: "
             "pass simulation_id, or task_id (and trial)"
         )
-    return dict(min(matches, key=lambda s: s.get("trial") or 0))
+    best: Mapping[str, Any] = min(matches, key=lambda s: s.get("trial") or 0)
+    return dict(best)
 
 
 def _user_turns(messages: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
@@ -79,23 +81,22 @@ class ReplayUser(UserSimulator):
         trial: int | None = None,
     ) -> None:
         if source is None:
-            raise ValueError(
+            raise ConfigError(
                 "user='replay' needs a source: pass user_kwargs={'source': ...} with a tau2 "
                 "results file path, a results or simulation dict, or a list of customer messages"
             )
-        if isinstance(source, (str, os.PathLike)):
-            source = _load(source)
-        if isinstance(source, Mapping) and "simulations" in source:
-            source = select_simulation(source, simulation_id, task_id, trial)
-        if isinstance(source, Mapping):
-            self.turns = _user_turns(source.get("messages") or [])
-            self.simulation_id: str | None = source.get("id")
-            recorded = source.get("task_id")
+        data = _load(source) if isinstance(source, (str, os.PathLike)) else source
+        if isinstance(data, Mapping) and "simulations" in data:
+            data = select_simulation(data, simulation_id, task_id, trial)
+        if isinstance(data, Mapping):
+            self.turns = _user_turns(data.get("messages") or [])
+            self.simulation_id: str | None = data.get("id")
+            recorded = data.get("task_id")
             self.task_id: str | None = None if recorded is None else str(recorded)
         else:
-            if not all(isinstance(t, str) for t in source):
+            if not all(isinstance(t, str) for t in data):
                 raise TypeError("a replay list must hold strings (the customer's messages)")
-            self.turns = tuple(source)
+            self.turns = tuple(data)
             self.simulation_id = None
             self.task_id = None if task_id is None else str(task_id)
         self.task: Task | None = None

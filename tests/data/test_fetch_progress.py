@@ -60,8 +60,8 @@ def test_live_status_on_a_terminal() -> None:
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     local = os.environ.get(data.ENV_WHEEL, "")
     if local and Path(local).is_file():
-        return data._local_wheel(Path(local))
-    return data._download_wheel(tmp_path_factory.mktemp("wheel"))
+        return data.fetch._local_wheel(Path(local))
+    return data.fetch._download_wheel(tmp_path_factory.mktemp("wheel"))
 
 
 def test_first_fetch_reports_progress_and_later_runs_are_quiet(wheel: Path, tmp_path: Path) -> None:

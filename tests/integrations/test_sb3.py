@@ -116,14 +116,36 @@ def _load_example():
     return module
 
 
-def test_reduced_ppo_example_learns(capsys: pytest.CaptureFixture[str]) -> None:
+def _run_example(
+    capsys: pytest.CaptureFixture[str], timesteps: int, eval_every: int
+) -> tuple[float, float]:
+    """(untrained, final) mean official reward of the example on seed 0, 20 eval episodes."""
     example = _load_example()
-    final = example.main(
-        ["--timesteps", "40000", "--seed", "0", "--eval-episodes", "20", "--eval-every", "10000"]
-    )
+    args = {
+        "--timesteps": timesteps,
+        "--seed": 0,
+        "--eval-episodes": 20,
+        "--eval-every": eval_every,
+    }
+    final = example.main([str(part) for pair in args.items() for part in pair])
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[-1] == f"mean_reward={final}"
     untrained = float(next(line for line in lines if "timesteps=      0" in line).split("=")[-1])
+    return untrained, final
+
+
+def test_short_ppo_run_improves_on_the_untrained_policy(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    untrained, final = _run_example(capsys, 16_000, eval_every=16_000)
+    # Measured on seed 0: untrained 0.0, 0.6 after 16,384 timesteps (about a third of the slow run).
+    assert untrained <= 0.2
+    assert final >= untrained + 0.3
+
+
+@pytest.mark.slow
+def test_reduced_ppo_example_learns(capsys: pytest.CaptureFixture[str]) -> None:
+    untrained, final = _run_example(capsys, 40_000, eval_every=10_000)
     # Measured with this budget on seeds 0-7: untrained 0.0 each, trained 0.90-1.0 (~33 s).
     assert untrained <= 0.2
     assert final >= 0.6

@@ -433,3 +433,24 @@ def test_hosted_model_without_key_fails_at_once(monkeypatch: pytest.MonkeyPatch)
     assert time.perf_counter() - start < 3  # no backoff: nothing was retried
     assert info.value.attempts == 0 and not info.value.retryable
     assert "OPENAI_API_KEY" in info.value.cause and "HTTP" not in info.value.cause
+
+
+def test_retries_are_logged_and_quiet_by_default(
+    server: OpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.push(Reply(fault="503"), Reply("ok"))
+    with caplog.at_level("INFO", logger="airline_gym.llm"):
+        assert make_model(server).complete(MESSAGES).content == "ok"
+    retries = [r for r in caplog.records if r.name == "airline_gym.llm.client"]
+    assert len(retries) == 1 and "attempt 1/4" in retries[0].getMessage()
+    assert "HTTP 503" in retries[0].getMessage()
+    # without logging configured, a failure for good prints nothing (no lastResort handler)
+    code = (
+        "from airline_gym.llm import LiteLLMChatModel, LLMError\n"
+        f"m = LiteLLMChatModel('openai/x', api_base={server.base_url!r}, num_retries=0)\n"
+        "try:\n    m.complete([{'role': 'user', 'content': 'hi'}])\n"
+        "except LLMError:\n    pass\n"
+    )
+    server.push(Reply(fault="500"))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == ""

@@ -58,7 +58,8 @@ from airline_gym.testing.soak import (
     run_soak,
 )
 
-SOAK_STEPS = int(os.environ.get("AIRLINE_GYM_SOAK_STEPS", "50000"))  # per seed; two seeds
+SOAK_STEPS = int(os.environ.get("AIRLINE_GYM_SOAK_STEPS", "10000"))  # per seed; two seeds
+FULL_SOAK_STEPS = 50_000  # per seed, in the slow run (100,000 in all)
 LONG_SOAK_STEPS = int(os.environ.get("AIRLINE_GYM_LONG_SOAK_STEPS", "1000000"))  # per process
 REFERENCE_CHECKS = 60  # episodes with values below zero replayed on the reference, per seed
 
@@ -128,13 +129,21 @@ def reference() -> Iterator[ReferenceReplayer | None]:
 
 
 # --- the soak ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("seed", [0, 1])
-def test_soak_random_agents(seed: int, base: PristineDB, reference: Any) -> None:
-    """Two seeds x 50,000 steps (100,000 in all) over all 50 tasks, in pairs of twin envs."""
+@pytest.mark.parametrize(
+    ("seed", "steps"),
+    [
+        (0, SOAK_STEPS),
+        (1, SOAK_STEPS),
+        pytest.param(0, FULL_SOAK_STEPS, marks=pytest.mark.slow),
+        pytest.param(1, FULL_SOAK_STEPS, marks=pytest.mark.slow),
+    ],
+)
+def test_soak_random_agents(seed: int, steps: int, base: PristineDB, reference: Any) -> None:
+    """Two seeds x ``steps`` over all 50 tasks, in pairs of twin envs (slow: 100,000 in all)."""
     before = _pristine_snapshot(base)
-    stats = run_soak(steps=SOAK_STEPS, seed=seed)
+    stats = run_soak(steps=steps, seed=seed)
     print("\n" + stats.summary())
-    assert stats.steps >= SOAK_STEPS
+    assert stats.steps >= steps
     assert stats.episodes > 50  # every task was played, twice at once
     # the generator reaches deep: every write tool succeeds many times
     for tool in (
@@ -145,7 +154,7 @@ def test_soak_random_agents(seed: int, base: PristineDB, reference: Any) -> None
         "update_reservation_passengers",
         "send_certificate",
     ):
-        assert stats.writes_ok[tool] > SOAK_STEPS // 200, (tool, stats.writes_ok)
+        assert stats.writes_ok[tool] > steps // 200, (tool, stats.writes_ok)
     assert set(stats.terminations) >= {"user_stop", "agent_stop", "too_many_errors"}
     assert stats.rewards[1.0] > 0 and stats.invalid_actions > 0
     assert stats.negative_count > 0  # the soak does reach the reference's negative values

@@ -24,6 +24,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from airline_gym.errors import ConfigError, MissingFileError
+
 __all__ = [
     "JSONObject",
     "Results",
@@ -63,16 +65,16 @@ def parse_json(text: str | bytes, source: str) -> Any:
     try:
         return json.loads(text)
     except RecursionError:
-        raise ValueError(f"{source}: JSON nested too deeply") from None
+        raise ConfigError(f"{source}: JSON nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
-        raise ValueError(f"{source}: not valid JSON ({exc})") from None
+        raise ConfigError(f"{source}: not valid JSON ({exc})") from None
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
     """A JSON file's content (``FileNotFoundError``/one-line ``ValueError`` on failure)."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no such file: {path}")
+        raise MissingFileError(f"no such file: {path}")
     return parse_json(path.read_bytes(), str(path))
 
 
@@ -94,36 +96,40 @@ def check_simulation(sim: Any, where: str, need_messages: bool = False) -> None:
     ``termination_reason`` (string or null).
     """
     if not isinstance(sim, dict):
-        raise ValueError(f"{where}: must be an object, not {_kind(sim)}")
+        raise ConfigError(f"{where}: must be an object, not {_kind(sim)}")
     task_id = sim.get("task_id")
     if isinstance(task_id, bool) or not isinstance(task_id, str | int):
-        raise ValueError(f"{where}: 'task_id' must be a string or an integer, not {_kind(task_id)}")
+        raise ConfigError(
+            f"{where}: 'task_id' must be a string or an integer, not {_kind(task_id)}"
+        )
     trial = sim.get("trial")
     if trial is not None and (isinstance(trial, bool) or not isinstance(trial, int) or trial < 0):
-        raise ValueError(f"{where}: 'trial' must be a whole number >= 0, not {trial!r}")
+        raise ConfigError(f"{where}: 'trial' must be a whole number >= 0, not {trial!r}")
     if "messages" not in sim and need_messages:
-        raise ValueError(f"{where}: no 'messages'")
+        raise ConfigError(f"{where}: no 'messages'")
     messages = sim.get("messages", [])
     if not isinstance(messages, list):
-        raise ValueError(f"{where}: 'messages' must be a list, not {_kind(messages)}")
+        raise ConfigError(f"{where}: 'messages' must be a list, not {_kind(messages)}")
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
-            raise ValueError(f"{where}: message {i} must be an object, not {_kind(message)}")
+            raise ConfigError(f"{where}: message {i} must be an object, not {_kind(message)}")
         calls = message.get("tool_calls")
         if calls is not None and not (
             isinstance(calls, list) and all(isinstance(c, dict) for c in calls)
         ):
-            raise ValueError(f"{where}: message {i}: 'tool_calls' must be a list of objects")
+            raise ConfigError(f"{where}: message {i}: 'tool_calls' must be a list of objects")
     info = sim.get("reward_info")
     if info is not None:
         if not isinstance(info, dict):
-            raise ValueError(f"{where}: 'reward_info' must be an object, not {_kind(info)}")
+            raise ConfigError(f"{where}: 'reward_info' must be an object, not {_kind(info)}")
         reward = info.get("reward")
         if reward is not None and not _is_number(reward):
-            raise ValueError(f"{where}: 'reward_info.reward' must be a number, not {_kind(reward)}")
+            raise ConfigError(
+                f"{where}: 'reward_info.reward' must be a number, not {_kind(reward)}"
+            )
     reason = sim.get("termination_reason")
     if reason is not None and not isinstance(reason, str):
-        raise ValueError(f"{where}: 'termination_reason' must be a string, not {_kind(reason)}")
+        raise ConfigError(f"{where}: 'termination_reason' must be a string, not {_kind(reason)}")
 
 
 # --- the file -------------------------------------------------------------------------------
@@ -142,15 +148,15 @@ class Results:
         if isinstance(data, list):
             data = {"simulations": data}
         if not isinstance(data, dict) or not isinstance(data.get("simulations"), list):
-            raise ValueError(f"{source}: not a results file (expected 'simulations' or a list)")
+            raise ConfigError(f"{source}: not a results file (expected 'simulations' or a list)")
         sims = data["simulations"]
         for i, sim in enumerate(sims):
             check_simulation(sim, f"{source}: simulation {i}", need_messages)
         info, tasks = data.get("info") or {}, data.get("tasks") or []
         if not isinstance(info, dict):
-            raise ValueError(f"{source}: 'info' must be an object, not {_kind(info)}")
+            raise ConfigError(f"{source}: 'info' must be an object, not {_kind(info)}")
         if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
-            raise ValueError(f"{source}: 'tasks' must be a list of objects")
+            raise ConfigError(f"{source}: 'tasks' must be a list of objects")
         timestamp = data.get("timestamp")
         return cls(
             info=info,
@@ -164,7 +170,7 @@ class Results:
         """Read a results file (raises ``FileNotFoundError`` or a one-line ``ValueError``)."""
         path = Path(path)
         if not path.is_file():
-            raise FileNotFoundError(f"no such results file: {path}")
+            raise MissingFileError(f"no such results file: {path}")
         return cls.from_data(read_json(path), str(path), need_messages)
 
     def to_dict(self) -> JSONObject:
@@ -248,28 +254,28 @@ def check_task(raw: Any, where: str) -> None:
     ``nl_assertions``: lists of strings; each may be null).
     """
     if not isinstance(raw, dict):
-        raise ValueError(f"{where}: must be an object, not {_kind(raw)}")
+        raise ConfigError(f"{where}: must be an object, not {_kind(raw)}")
     if "id" not in raw:
-        raise ValueError(f"{where}: missing field 'id'")
+        raise ConfigError(f"{where}: missing field 'id'")
     if isinstance(raw["id"], bool) or not isinstance(raw["id"], str | int):
-        raise ValueError(f"{where}: 'id' must be a string or an integer, not {_kind(raw['id'])}")
+        raise ConfigError(f"{where}: 'id' must be a string or an integer, not {_kind(raw['id'])}")
     where = f"{where} (id {raw['id']!r})"
     criteria = raw.get("evaluation_criteria")
     if criteria is None:
         return
     if not isinstance(criteria, dict):
-        raise ValueError(f"{where}: 'evaluation_criteria' must be an object")
+        raise ConfigError(f"{where}: 'evaluation_criteria' must be an object")
     for name in ("communicate_info", "reward_basis", "nl_assertions"):
         if not _strings(criteria.get(name)):
-            raise ValueError(f"{where}: 'evaluation_criteria.{name}' must be a list of strings")
+            raise ConfigError(f"{where}: 'evaluation_criteria.{name}' must be a list of strings")
     actions = criteria.get("actions")
     if actions is not None and not isinstance(actions, list):
-        raise ValueError(f"{where}: 'evaluation_criteria.actions' must be a list")
+        raise ConfigError(f"{where}: 'evaluation_criteria.actions' must be a list")
     for i, action in enumerate(actions or []):
         field_ = f"{where}: 'evaluation_criteria.actions[{i}]"
         if not isinstance(action, dict) or not isinstance(action.get("name"), str):
-            raise ValueError(f"{field_}' must be an object with a string 'name'")
+            raise ConfigError(f"{field_}' must be an object with a string 'name'")
         if not isinstance(action.get("arguments") or {}, dict):
-            raise ValueError(f"{field_}.arguments' must be an object")
+            raise ConfigError(f"{field_}.arguments' must be an object")
         if not _strings(action.get("compare_args")):
-            raise ValueError(f"{field_}.compare_args' must be a list of strings")
+            raise ConfigError(f"{field_}.compare_args' must be a list of strings")

