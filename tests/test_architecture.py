@@ -33,9 +33,12 @@ FLOORS: dict[str, int] = {
 
 #: Imports between different packages of one floor that are allowed (importer, imported):
 #: the package root registers env ids (``env.registration``); the CLI runs the benchmarks of
-#: ``testing/`` as ``airline-gym bench``. Nothing else crosses (not wrappers <-> agents, not
-#: cli/integrations/testing among themselves, not data <-> llm).
-SAME_FLOOR: frozenset[tuple[str, str]] = frozenset({("", "env"), ("cli", "testing")})
+#: ``testing/`` as ``airline-gym bench`` and the OpenEnv app of ``integrations/`` as
+#: ``airline-gym serve``. Nothing else crosses (not wrappers <-> agents, not integrations <->
+#: testing, not data <-> llm).
+SAME_FLOOR: frozenset[tuple[str, str]] = frozenset(
+    {("", "env"), ("cli", "testing"), ("cli", "integrations")}  # `serve` runs the OpenEnv app
+)
 
 MAX_LINES = 400
 

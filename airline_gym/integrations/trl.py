@@ -89,7 +89,7 @@ def _resolve(schema: JSONSchema, defs: JSONSchema) -> JSONSchema:
 def _hint(prop: JSONSchema, defs: JSONSchema) -> Any:
     """The Python type hint whose transformers schema comes closest to ``prop``."""
     if "enum" in prop:
-        return Literal[tuple(prop["enum"])]  # type: ignore[valid-type]
+        return Literal[tuple(prop["enum"])]  # type: ignore[valid-type,unused-ignore]
     kind = prop.get("type")
     if kind == "array":
         items = _resolve(prop.get("items", {}), defs)
