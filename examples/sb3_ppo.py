@@ -45,8 +45,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> float:
     """Train, print the curve and the final score; returns the final mean reward."""
     args = parse_args(argv)
-    import torch
+    from airline_gym.errors import require
 
+    torch = require("torch", "sb3", "examples/sb3_ppo.py")
+    require("stable_baselines3", "sb3", "examples/sb3_ppo.py")
     from airline_gym.integrations.sb3 import train_ppo
 
     torch.set_num_threads(1)  # a 64x64 MLP: one thread is fastest on a small CPU
@@ -75,4 +77,9 @@ def main(argv: list[str] | None = None) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    from airline_gym.errors import MissingDependencyError
+
+    try:
+        main()
+    except MissingDependencyError as exc:  # one line naming what to install, no traceback
+        raise SystemExit(f"error: {exc}") from None

@@ -46,6 +46,9 @@ from airline_gym.domain.prompts import agent_system_prompt
 from airline_gym.domain.schemas import done_schema, tool_schemas
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
 from airline_gym.env.airline_env import AirlineEnv
+from airline_gym.errors import ConfigError, require
+
+_NEEDS_VERIFIERS = "load_environment() needs verifiers' MultiTurnEnv API (0.1.10)"
 
 __all__ = [
     "AirlineHooks",
@@ -265,8 +268,14 @@ def load_environment(
     ``env_kwargs`` go to every AirlineEnv (``user``, ``user_model``, ``user_llm_args``,
     ``tasks``, ...); other keyword arguments go to ``vf.MultiTurnEnv``.
     """
-    import verifiers as vf
-    from datasets import Dataset
+    try:
+        import verifiers as vf
+    except ImportError:
+        raise ConfigError(_NEEDS_VERIFIERS + ": pip install 'verifiers==0.1.10'") from None
+    if not hasattr(vf, "MultiTurnEnv"):  # verifiers >= 0.4 has only the verifiers.v1 API
+        version = getattr(vf, "__version__", "?")
+        raise ConfigError(f"{_NEEDS_VERIFIERS}; verifiers {version} has only verifiers.v1")
+    Dataset = require("datasets", "trl", "load_environment()").Dataset
 
     env_kwargs = dict(env_kwargs or {})
     tasks = env_kwargs.get("tasks", DEFAULT_TASK_SET)

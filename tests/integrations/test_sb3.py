@@ -149,3 +149,19 @@ def test_reduced_ppo_example_learns(capsys: pytest.CaptureFixture[str]) -> None:
     # Measured with this budget on seeds 0-7: untrained 0.0 each, trained 0.90-1.0 (~33 s).
     assert untrained <= 0.2
     assert final >= 0.6
+
+
+def test_example_without_stable_baselines3_names_the_extra() -> None:
+    """Without the library the example prints one line naming the extra, no traceback."""
+    import subprocess
+    import sys
+
+    code = (
+        "import runpy, sys; sys.modules['stable_baselines3'] = None; "
+        f"sys.argv = ['sb3_ppo.py', '--timesteps', '10']; runpy.run_path({str(EXAMPLE)!r}, "
+        "run_name='__main__')"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].endswith("pip install 'airline-gym[sb3]'")

@@ -122,43 +122,17 @@ def test_verifiers_customer_turns_and_hook_shapes():
     assert len(rows) == 40 and rows[-1]["example_id"] == 39 and rows[0]["task"] == "airline"
 
 
-def test_load_environment_wires_a_multiturn_env(monkeypatch):
-    """load_environment against a stand-in verifiers module (the real one pulls torch)."""
-    pytest.importorskip("datasets")
+def test_load_environment_says_what_to_install(monkeypatch):
+    """Without verifiers, or with 0.4's v1-only API, one clear error names the supported release."""
     import types
 
+    from airline_gym.errors import ConfigError
     from airline_gym.integrations import verifiers as adapter
 
-    class MultiTurnEnv:  # verifiers' constructor: known kwargs, the rest become attributes
-        def __init__(self, max_turns=-1, dataset=None, rubric=None, oai_tools=None, **kwargs):
-            self.max_turns, self.dataset, self.rubric, self.oai_tools = (
-                max_turns, dataset, rubric, oai_tools,
-            )  # fmt: skip
-            for key, value in kwargs.items():
-                setattr(self, key, value)
-
-        async def setup_state(self, state):
-            raise AssertionError("the airline hook must take precedence")
-
-    class Rubric:
-        def __init__(self, funcs, weights):
-            self.funcs, self.weights = funcs, weights
-
-    fake = types.SimpleNamespace(MultiTurnEnv=MultiTurnEnv, Rubric=Rubric)
-    monkeypatch.setitem(sys.modules, "verifiers", fake)
-    adapter._verifiers_env_class.cache_clear()
-    try:
-        env = adapter.load_environment(
-            task_ids=["17", "3"], repeats=2, env_kwargs={"user": "scripted"}, max_turns=30
-        )
-        assert isinstance(env, MultiTurnEnv) and isinstance(env, adapter.AirlineHooks)
-        assert env.env_kwargs == {"user": "scripted"} and env.max_turns == 30
-        assert env.dataset.num_rows == 4 and env.dataset[1]["info"]["task_id"] == "3"
-        assert env.rubric.funcs == [vf_reward] and env.rubric.weights == [1.0]
-        assert [t["function"]["name"] for t in env.oai_tools][-1] == "done"
-        row = vf_rows(task_ids=["3"])[0]
-        state = {"prompt": row["prompt"], "info": row["info"], "trajectory": []}
-        state = asyncio.run(env.setup_state(state))
-        assert [m["role"] for m in state["prompt"]] == ["system", "assistant", "user"]
-    finally:
-        adapter._verifiers_env_class.cache_clear()
+    monkeypatch.setitem(sys.modules, "verifiers", None)  # import verifiers -> ImportError
+    with pytest.raises(ConfigError, match=r"pip install 'verifiers==0\.1\.10'"):
+        adapter.load_environment()
+    v1_only = types.SimpleNamespace(__version__="0.4.0", v1=types.SimpleNamespace())
+    monkeypatch.setitem(sys.modules, "verifiers", v1_only)
+    with pytest.raises(ConfigError, match=r"verifiers 0\.4\.0 has only verifiers\.v1"):
+        adapter.load_environment()
