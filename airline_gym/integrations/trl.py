@@ -333,9 +333,10 @@ def dataset_rows(
 # --- how close the model's tools come to the reference's ------------------------------------------
 def trl_schema(method: Callable[..., Any]) -> JSONSchema:
     """The OpenAI schema transformers builds from one tool method (what TRL renders)."""
-    from transformers.utils import get_json_schema  # type: ignore[import-not-found,unused-ignore]
+    from transformers.utils import get_json_schema
 
-    return get_json_schema(method)
+    schema: JSONSchema = get_json_schema(method)
+    return schema
 
 
 def _strip(schema: Any, defs: JSONSchema) -> Any:
