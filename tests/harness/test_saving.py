@@ -225,7 +225,7 @@ def test_two_eval_processes_on_one_out_never_duplicate_simulations(tmp_path):
         assert first.poll() is None, "the first run ended before the second could start"
         for extra in (["--resume"], []):
             second = _cli(*args, *extra)
-            assert second.returncode == 1 and "Traceback" not in second.stderr
+            assert second.returncode == 2 and "Traceback" not in second.stderr
             assert len(second.stderr.strip().splitlines()) == 1
             assert "being written by another run" in second.stderr or "exists" in second.stderr
         release.touch()
