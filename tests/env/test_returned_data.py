@@ -187,3 +187,19 @@ def test_mutating_everything_returned_changes_nothing(task_id: str, data: st.Dat
     assert full_pristine_hash(load_pristine()) == PRISTINE_DB_HASH
     assert _gold_reward(task_id) == 1.0
     assert _gold_reward("17") == 1.0
+
+
+def test_editing_one_envs_tools_never_reaches_another_env() -> None:
+    """info["tools"] is each episode's own: an edit mid-episode is invisible to a live twin."""
+    import gymnasium as gym
+
+    first, second = gym.make("AirlineScripted-v0"), gym.make("AirlineScripted-v0")
+    _, info_a = first.reset(seed=1)
+    _, info_b = second.reset(seed=2)
+    info_a["tools"][0]["function"]["name"] = "renamed"
+    info_a["tools"][0]["function"]["parameters"]["properties"].clear()
+    assert info_b["tools"][0]["function"]["name"] == "book_reservation"
+    _, info_c = second.reset(seed=3)
+    assert info_c["tools"][0]["function"]["name"] == "book_reservation"
+    assert info_c["tools"][0]["function"]["parameters"]["properties"]
+    assert first.unwrapped.tools[0]["function"]["name"] == "book_reservation"
