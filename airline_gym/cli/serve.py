@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from airline_gym.errors import ConfigError
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym serve``."""
@@ -36,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The AirlineEnv arguments every session's env is built with."""
     if args.max_sessions < 1:
-        raise ValueError("--max-sessions must be at least 1")
+        raise ConfigError("--max-sessions must be at least 1")
     kwargs: dict[str, Any] = {
         "tasks": args.tasks,
         "max_steps": args.max_steps,

@@ -169,9 +169,9 @@ def test_sessions_share_no_env():
 
 
 def test_serve_command_reports_bad_settings_in_one_line(capsys):
-    assert cli_main(["serve", "--max-sessions", "0"]) == 1
+    assert cli_main(["serve", "--max-sessions", "0"]) == 2
     assert capsys.readouterr().err.strip() == (
         "airline-gym serve: error: --max-sessions must be at least 1"
     )
-    assert cli_main(["serve", "--tasks", "/nonexistent/tasks.json"]) == 1
+    assert cli_main(["serve", "--tasks", "/nonexistent/tasks.json"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
