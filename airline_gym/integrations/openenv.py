@@ -31,6 +31,8 @@ import functools
 import uuid
 from typing import Any
 
+from airline_gym.errors import MissingDependencyError
+
 try:
     from openenv.core.env_server import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
         Action,
@@ -44,10 +46,10 @@ try:
     from openenv.core.env_server.types import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
         EnvironmentMetadata,
     )
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        'airline_gym.integrations.openenv needs openenv-core: pip install "airline-gym[openenv]"'
-    ) from exc
+except ImportError:  # pragma: no cover - exercised only without the extra
+    raise MissingDependencyError(
+        "airline_gym.integrations.openenv", "openenv-core", "openenv"
+    ) from None
 from pydantic import Field
 
 from airline_gym.env.airline_env import AirlineEnv
@@ -116,10 +118,15 @@ class AirlineOpenEnv(Environment[AirlineAction, AirlineObservation, AirlineState
         )
 
     def _reset_args(
-        self, seed: int | None, episode_id: str | None, task: str | int | None
-    ) -> tuple[int | None, dict[str, Any] | None]:
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        task: str | int | None = None,
+        **_: Any,
+    ) -> dict[str, Any]:
+        """``AirlineEnv.reset``'s arguments for OpenEnv's ``reset`` arguments."""
         self._episode_id = episode_id or str(uuid.uuid4())
-        return seed, (None if task is None else {"task": task})
+        return {"seed": seed, "options": None if task is None else {"task": task}}
 
     def _after_reset(self, observation: Any, info: dict[str, Any]) -> AirlineObservation:
         episode = self.env.episode
@@ -134,19 +141,11 @@ class AirlineOpenEnv(Environment[AirlineAction, AirlineObservation, AirlineState
         **kwargs: Any,
     ) -> AirlineObservation:
         """Start an episode of ``task`` (a task id; None: drawn from the split with ``seed``)."""
-        seed, options = self._reset_args(seed, episode_id, task)
-        return self._after_reset(*self.env.reset(seed=seed, options=options))
+        return self._after_reset(*self.env.reset(**self._reset_args(seed, episode_id, task)))
 
-    async def reset_async(
-        self,
-        seed: int | None = None,
-        episode_id: str | None = None,
-        task: str | int | None = None,
-        **kwargs: Any,
-    ) -> AirlineObservation:
-        """As :meth:`reset`, with the customer's LLM called without blocking the server."""
-        seed, options = self._reset_args(seed, episode_id, task)
-        return self._after_reset(*await self.env.areset(seed=seed, options=options))
+    async def reset_async(self, **kwargs: Any) -> AirlineObservation:
+        """As :meth:`reset` (the same keywords), not blocking the server on the customer's LLM."""
+        return self._after_reset(*await self.env.areset(**self._reset_args(**kwargs)))
 
     def step(
         self, action: AirlineAction, timeout_s: float | None = None, **kwargs: Any
