@@ -61,11 +61,12 @@ def make_server(args: argparse.Namespace) -> Any:
     """
     kwargs = env_kwargs(args)
     uvicorn = require("uvicorn", "openenv", "airline-gym serve")
-    from airline_gym.integrations.openenv import AirlineOpenEnv, make_app
+    from airline_gym.integrations.openenv import AirlineOpenEnv, make_app, quiet_clean_disconnects
 
     AirlineOpenEnv(**kwargs).close()
     app = make_app(max_sessions=args.max_sessions, **kwargs)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
+    quiet_clean_disconnects()  # after Config: it configures uvicorn's loggers
     return uvicorn.Server(config)
 
 

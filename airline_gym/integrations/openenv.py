@@ -28,6 +28,7 @@ With OpenEnv's generic client::
 from __future__ import annotations
 
 import functools
+import logging
 import uuid
 from typing import Any
 
@@ -51,6 +52,7 @@ except ImportError:  # pragma: no cover - exercised only without the extra
         "airline_gym.integrations.openenv", "openenv-core", "openenv"
     ) from None
 from pydantic import Field
+from starlette.websockets import WebSocketDisconnect
 
 from airline_gym.env.airline_env import AirlineEnv
 
@@ -60,6 +62,7 @@ __all__ = [
     "AirlineOpenEnv",
     "AirlineState",
     "make_app",
+    "quiet_clean_disconnects",
 ]
 
 
@@ -197,3 +200,23 @@ def make_app(max_sessions: int = 256, **env_kwargs: Any) -> Any:
     return _create_fastapi_app(
         factory, AirlineAction, AirlineObservation, max_concurrent_envs=max_sessions
     )
+
+
+class _CleanDisconnects(logging.Filter):
+    """Drops uvicorn's error record for a WebSocket session its client ended normally."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], WebSocketDisconnect))
+
+
+def quiet_clean_disconnects(logger: str = "uvicorn.error") -> None:
+    """Stop a traceback being logged each time a client closes its session (openenv-core 0.3).
+
+    openenv-core's WebSocket handler closes the socket in a ``finally`` that expects a
+    ``RuntimeError`` when the client has already gone, but starlette raises
+    ``WebSocketDisconnect``, which uvicorn logs as "Exception in ASGI application" for a session
+    that ended normally (OpenEnv issue 1159). Only that exception type is dropped.
+    """
+    target = logging.getLogger(logger)
+    if not any(isinstance(f, _CleanDisconnects) for f in target.filters):
+        target.addFilter(_CleanDisconnects())
