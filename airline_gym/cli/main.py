@@ -62,8 +62,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "serve": (
         "airline_gym.cli.serve",
-        "Serve the env over HTTP/WebSocket as an OpenEnv environment (openenv-core's own "
-        "server).",
+        "Serve the env over HTTP/WebSocket as an OpenEnv environment (openenv-core's own server).",
     ),
 }
 
