@@ -154,6 +154,7 @@ def test_readme_example_and_script_on_the_running_ray(local_ray, tmp_path, capsy
     # collect() leaves a running Ray alone: the script's bogus address is never dialled
     out = tmp_path / "gold.jsonl"
     argv = ["--tasks", "17,3", "--seeds", "2", "--out", str(out), "--address", "ray://unused:1"]
+    argv += ["--chunk-size", "3"]  # chunks of 3 and 1 jobs
     assert run_script(argv) == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(r["task_id"], r["seed"]) for r in rows] == [("17", 0), ("17", 1), ("3", 0), ("3", 1)]
