@@ -26,6 +26,7 @@ Failure policy (one for every caller):
 from __future__ import annotations
 
 import asyncio
+import gc
 import inspect
 import time
 import traceback
@@ -312,11 +313,19 @@ async def arun_pool(
     for _ in range(min(concurrency, len(queue))):
         workers.append(asyncio.ensure_future(worker()))
         await asyncio.sleep(0)
+    # What is alive now lives for the run (the envs just built, the pristine DB, the tasks,
+    # the modules): frozen out of the garbage collector's scans, which otherwise walk all of it
+    # on every full collection (measured at 1,000 envs: full collections of up to a second).
+    frozen = len(workers) > 1 and not gc.get_freeze_count()
+    if frozen:
+        gc.freeze()
     try:
         await asyncio.gather(*workers)
     finally:
         for task in workers:  # one failed: stop the others (their episodes are abandoned)
             task.cancel()
+        if frozen:
+            gc.unfreeze()  # collectable again once the caller drops them
     return [r for r in results if r is not None]
 
 

@@ -22,7 +22,7 @@ from airline_gym.llm.wire import decode_reply, encode_body, request_headers
 if TYPE_CHECKING:
     import aiohttp
 
-__all__ = ["DIRECT_PARAMS", "direct_body", "post_chat"]
+__all__ = ["DIRECT_PARAMS", "TRACE_CONFIGS", "direct_body", "post_chat"]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,10 @@ _ALLOWED_EXTRA = frozenset(DIRECT_PARAMS) | {"extra_body", "caching"}
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
 # model families litellm rewrites parameters for (max_tokens, temperature...): litellm only
 _REWRITTEN_FAMILIES = ("o1", "o3", "o4", "gpt-5", "codex", "computer-use")
+
+#: aiohttp trace configs given to each connection pool made after they are added (observability:
+#: ``bench --e2e`` times when each request's bytes leave with them).
+TRACE_CONFIGS: list[aiohttp.TraceConfig] = []
 
 _pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool] = weakref.WeakKeyDictionary()
 
@@ -106,7 +110,9 @@ class _Pool:
 
         connector = aiohttp.TCPConnector(limit=0, limit_per_host=0, keepalive_timeout=60)
         self.session = aiohttp.ClientSession(
-            connector=connector, timeout=aiohttp.ClientTimeout(total=None)
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=None),
+            trace_configs=list(TRACE_CONFIGS) or None,
         )
         self._closer = self._close_at_shutdown()
 
