@@ -8,9 +8,10 @@ reply (a model decoding a batch), each reply's delay drawn uniformly from
 lock-step waves. Measured in the harness process, on its own clock:
 
 - **ready -> sent**: from the moment an episode asks its model (``acomplete`` is entered, the
-  request is ready) to the moment the request's body is written to the socket (aiohttp's
-  ``on_request_chunk_sent``): JSON encoding, the HTTP client, connection pool waits and every
-  loop turn the request waits behind other work;
+  request is ready) to the moment its bytes are handed to the socket
+  (:data:`airline_gym.llm.http11.SENT_HOOKS`): JSON encoding, the HTTP client, connecting, and
+  every loop turn the request waits behind other work; also over the requests that found their
+  connection open (each episode's first request opens one: the start-up burst's cost);
 - **reply -> next request**: from the server writing a reply to the same episode's next request
   arriving (the server's clock, which is the same monotonic clock on Linux): reading the reply,
   the env step, the next request: what an episode waits for the harness per turn;
@@ -25,6 +26,7 @@ import contextvars
 import copy
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,6 +69,7 @@ class InFlight:
     ready_to_sent_p50: float
     ready_to_sent_p99: float
     ready_to_sent_max: float
+    reused_p99: float
     turnaround_p50: float
     turnaround_p99: float
     loop_lag_p99: float
@@ -77,23 +80,18 @@ class InFlight:
     timed_requests: int = 0
 
 
-def _send_clock(waits: list[float]) -> Any:
-    """An aiohttp trace config appending ready -> body-written times to ``waits``."""
-    import aiohttp
+def _send_clock(waits: list[float], reused: list[float]) -> Callable[[bool], None]:
+    """A hook appending, per request, the time from ready to its bytes written to ``waits``
+    (and to ``reused`` when it went on a connection already open)."""
 
-    async def start(session: Any, context: Any, params: Any) -> None:
-        context.sent = False
-
-    async def sent(session: Any, context: Any, params: Any) -> None:
+    def sent(new_connection: bool) -> None:
         ready = _ready.get()
-        if ready is not None and not context.sent:
+        if ready is not None:
             waits.append(time.monotonic() - ready)
-            context.sent = True  # the first chunk only
+            if not new_connection:
+                reused.append(waits[-1])
 
-    config = aiohttp.TraceConfig()
-    config.on_request_start.append(start)
-    config.on_request_chunk_sent.append(sent)
-    return config
+    return sent
 
 
 async def _with_lag_probe(work: Any, lags: list[float], every: float = 0.01) -> Any:
@@ -114,7 +112,7 @@ def run_in_flight(
     from airline_gym.agents import LiteLLMAgent
     from airline_gym.env import AirlineEnv
     from airline_gym.harness.runner import arun_episodes, run_episode
-    from airline_gym.llm import openai_direct
+    from airline_gym.llm import http11
 
     with ServerProcess(latency=latency, jitter=jitter) as server:
         url = server.base_url
@@ -136,15 +134,16 @@ def run_in_flight(
         server.call("POST", "/_responder", {})
         jobs = [(TASK_IDS[i % len(TASK_IDS)], i) for i in range(episodes)]
         waits: list[float] = []
+        reused: list[float] = []
         lags: list[float] = []
-        openai_direct.TRACE_CONFIGS.append(_send_clock(waits))
+        http11.SENT_HOOKS.append(_send_clock(waits, reused))
         try:
             cpu, start = time.process_time(), time.monotonic()
             work = arun_episodes(make_env, make_agent, jobs, concurrency=episodes)
             results = asyncio.run(_with_lag_probe(work, lags))
             wall, cpu = time.monotonic() - start, time.process_time() - cpu
         finally:
-            openai_direct.TRACE_CONFIGS.pop()
+            http11.SENT_HOOKS.pop()
         stats = server.call("GET", "/_stats")
         turnaround = server.call("GET", "/_responder")["turnaround"]
     requests = stats["requests"] - before
@@ -158,6 +157,7 @@ def run_in_flight(
         ready_to_sent_p50=_quantile(waits, 50),
         ready_to_sent_p99=_quantile(waits, 99),
         ready_to_sent_max=max(waits, default=float("nan")),
+        reused_p99=_quantile(reused, 99),
         turnaround_p50=_quantile(turnaround, 50),
         turnaround_p99=_quantile(turnaround, 99),
         loop_lag_p99=_quantile(lags, 99),
