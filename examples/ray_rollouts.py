@@ -1,6 +1,7 @@
 """Collect airline rollouts on a Ray cluster and write them as JSONL.
 
-Each Ray actor holds its own envs and plays its share of ``(task, seed)`` jobs concurrently.
+Each Ray actor holds its own envs and plays ``(task, seed)`` jobs concurrently, taking the
+next job whenever one of its ``--concurrency`` slots frees up (a slow episode holds one slot).
 The policy is either the tasks' gold actions (``--agent gold``, a smoke test of the cluster) or
 an LLM behind any OpenAI-compatible endpoint (``--agent llm --model openai/<name> --api-base
 ...``); the customer is scripted (offline) or an LLM (``--user llm``).
