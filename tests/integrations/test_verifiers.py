@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,15 +29,11 @@ from airline_gym.harness.runner import EpisodeResult, run_episode
 from airline_gym.integrations.verifiers import PLUGIN_ID, load_environment
 from airline_gym.testing.openai_server import OpenAIServer, Reply
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+sys.path.insert(0, str(Path(__file__).parent))
+from readme_examples import readme_example, run_example
+
 README_URL = "http://localhost:8000/v1"  # the endpoint the README example names
 DONE_CALL = {"name": "done", "arguments": {}}
-
-
-def readme_example() -> str:
-    match = re.search(r"<!-- example: verifiers -->\n```python\n(.*?)```", README.read_text(), re.S)
-    assert match, "no verifiers example in README.md"
-    return match.group(1)
 
 
 def scripts(tau2_tasks: Any) -> dict[str, list[dict[str, Any]]]:
@@ -93,12 +88,10 @@ def test_vf_eval_rewards_are_the_env_grades(tau2_tasks, tmp_path):
     plays = scripts(tau2_tasks)
     tools = AirlineEnv(user="scripted").reset(options={"task": "17"})[1]["tools"]
     with OpenAIServer(Model(plays)) as server:
-        code = readme_example()
+        code = readme_example("verifiers")
         assert code.count(README_URL) == 1
         code = code.replace(README_URL, server.base_url).replace('"outputs"', repr(str(tmp_path)))
-        namespace: dict[str, Any] = {}
-        exec(compile(code, "README.md", "exec"), namespace)  # the README example, as written
-    episodes = namespace["episodes"]
+        episodes = run_example("verifiers", code=code)["episodes"]  # the README example
 
     traces = {t.task.data.id: t for e in episodes for t in e.traces}
     assert sorted(traces) == ["17", "3"] and all(e.ok for e in episodes)
