@@ -24,6 +24,8 @@ from airline_gym.env.spaces import AssistantMessageSpace, MessageListSpace
 from airline_gym.errors import ConfigError
 from airline_gym.users import UserSimulator, make_user
 
+#: The keys ``reset(options=...)`` reads.
+RESET_OPTIONS = frozenset({"task"})
 log = logging.getLogger(__name__)
 
 TRUNCATING = frozenset({MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR})
@@ -229,6 +231,11 @@ class AirlineEnv(gym.Env[list[Message], Any]):
 
     # --- helpers --------------------------------------------------------------------------------
     def _new_episode(self, seed: int | None, options: dict[str, Any] | None) -> Episode:
+        unknown = sorted(map(str, set(options or ()) - RESET_OPTIONS))
+        if unknown:  # a typo must not silently fall back to a random task
+            raise ConfigError(
+                f"unknown reset option(s) {', '.join(unknown)}; known: {', '.join(RESET_OPTIONS)}"
+            )
         super().reset(seed=seed)
         task = self._choose_task(options)
         self.user.check_ready()

@@ -430,3 +430,17 @@ def test_generated_call_ids_never_loop_or_collide_with_given_ones():
     ids = [c.id for c in parse_action(message, lambda: "call_0").tool_calls]  # a stuck generator
     assert len(set(ids)) == 3 and ids[0] == "call_0" and ids[2] == "call_1"
     assert gym.make("AirlineScripted-v0").action_space.contains(message)
+
+
+def test_reset_refuses_an_unknown_option_and_keeps_the_episode():
+    """A typo in reset's options is a clear error, not a silently random task."""
+    import airline_gym.errors
+
+    env = gym.make("AirlineScripted-v0", task="3").unwrapped
+    env.reset(seed=0)
+    before = env.episode
+    with pytest.raises(airline_gym.errors.ConfigError, match=r"unknown reset option.*taks"):
+        env.reset(seed=1, options={"taks": "5"})
+    assert env.episode is before and before.task.id == "3"
+    _, info = env.reset(seed=1, options={"task": "5"})
+    assert info["task_id"] == "5"
