@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import numbers
@@ -168,9 +167,9 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         )
         self.base = load_pristine(None if data_dir is None else _db_path(data_dir))
         self.system_prompt = agent_system_prompt(data_dir)
-        self.tools = self.protocol.tools(data_dir)
+        self._tools_blob = self.protocol.tools_blob(data_dir)
+        self.tools = pickle.loads(self._tools_blob)
         self.action_space = AssistantMessageSpace(self.tools)
-        self._tools_blob = _tools_blob(self.tools)
         self._episode_tools: list[dict[str, Any]] = []
         self.observation_space = MessageListSpace()
         self.episode: Episode | None = None
@@ -323,21 +322,6 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         if episode.error_detail:
             info["error"] = episode.error_detail
         return info
-
-
-def _tools_blob(tools: list[dict[str, Any]]) -> bytes:
-    """The pickled schemas of one tool set, shared by every env in the process (immutable bytes).
-
-    Unpickling is ~4x cheaper than a deep copy, and the bytes cannot be edited by anyone.
-    """
-    key = json.dumps(tools)
-    blob = _TOOL_BLOBS.get(key)
-    if blob is None:
-        blob = _TOOL_BLOBS[key] = pickle.dumps(tools, protocol=pickle.HIGHEST_PROTOCOL)
-    return blob
-
-
-_TOOL_BLOBS: dict[str, bytes] = {}  # one entry per distinct tool set (two protocols today)
 
 
 def _check_settings(max_steps: Any, max_errors: Any, error_penalty: Any) -> None:
