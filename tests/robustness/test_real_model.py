@@ -25,7 +25,7 @@ import pytest
 from airline_gym.harness.results import Results
 from airline_gym.testing.llama_server import LlamaServer, llama_server, missing_packages
 
-pytestmark = pytest.mark.real_model
+pytestmark = [pytest.mark.real_model, pytest.mark.long]
 
 #: Normal endings of an episode; infrastructure and LLM failures (agent_error, user_error) are not.
 NORMAL_ENDINGS = {"user_stop", "agent_stop", "max_steps", "too_many_errors"}
