@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import numbers
@@ -15,6 +14,7 @@ import gymnasium as gym
 from airline_gym.domain.database import load_pristine
 from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
 from airline_gym.domain.prompts import agent_system_prompt
+from airline_gym.domain.reference_texts import ReferenceTexts, reference_texts
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, TaskSet, load_task_set, task_key
 from airline_gym.env.episode import Episode, Message
 from airline_gym.env.protocols import GYM, Protocol, get_protocol
@@ -166,9 +166,9 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         )
         self.base = load_pristine(None if data_dir is None else _db_path(data_dir))
         self.system_prompt = agent_system_prompt(data_dir)
-        self.tools = self.protocol.tools(data_dir)
+        self._tools_blob = _tools_blob(self.protocol, data_dir)
+        self.tools = pickle.loads(self._tools_blob)  # the env's own copy
         self.action_space = AssistantMessageSpace(self.tools)
-        self._tools_blob = _tools_blob(self.tools)
         self._episode_tools: list[dict[str, Any]] = []
         self.observation_space = MessageListSpace()
         self.episode: Episode | None = None
@@ -318,19 +318,22 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         return info
 
 
-def _tools_blob(tools: list[dict[str, Any]]) -> bytes:
+def _tools_blob(protocol: Protocol, data_dir: str | os.PathLike[str] | None) -> bytes:
     """The pickled schemas of one tool set, shared by every env in the process (immutable bytes).
 
-    Unpickling is ~4x cheaper than a deep copy, and the bytes cannot be edited by anyone.
+    The schemas are a function of the protocol and the reference texts in use, so they are
+    built once per pair; unpickling a copy is ~4x cheaper than a deep copy, and the bytes cannot
+    be edited by anyone.
     """
-    key = json.dumps(tools)
+    key = (protocol, reference_texts(data_dir))
     blob = _TOOL_BLOBS.get(key)
     if blob is None:
+        tools = protocol.tools(data_dir)
         blob = _TOOL_BLOBS[key] = pickle.dumps(tools, protocol=pickle.HIGHEST_PROTOCOL)
     return blob
 
 
-_TOOL_BLOBS: dict[str, bytes] = {}  # one entry per distinct tool set (two protocols today)
+_TOOL_BLOBS: dict[tuple[Protocol, ReferenceTexts], bytes] = {}  # one per distinct tool set
 
 
 def _check_settings(max_steps: Any, max_errors: Any, error_penalty: Any) -> None:
