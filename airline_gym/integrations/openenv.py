@@ -28,8 +28,11 @@ With OpenEnv's generic client::
 from __future__ import annotations
 
 import functools
+import logging
 import uuid
 from typing import Any
+
+from airline_gym.errors import MissingDependencyError
 
 try:
     from openenv.core.env_server import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
@@ -44,11 +47,12 @@ try:
     from openenv.core.env_server.types import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
         EnvironmentMetadata,
     )
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        'airline_gym.integrations.openenv needs openenv-core: pip install "airline-gym[openenv]"'
-    ) from exc
+except ImportError:  # pragma: no cover - exercised only without the extra
+    raise MissingDependencyError(
+        "airline_gym.integrations.openenv", "openenv-core", "openenv"
+    ) from None
 from pydantic import Field
+from starlette.websockets import WebSocketDisconnect
 
 from airline_gym.env.airline_env import AirlineEnv
 
@@ -58,6 +62,7 @@ __all__ = [
     "AirlineOpenEnv",
     "AirlineState",
     "make_app",
+    "quiet_clean_disconnects",
 ]
 
 
@@ -116,10 +121,15 @@ class AirlineOpenEnv(Environment[AirlineAction, AirlineObservation, AirlineState
         )
 
     def _reset_args(
-        self, seed: int | None, episode_id: str | None, task: str | int | None
-    ) -> tuple[int | None, dict[str, Any] | None]:
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        task: str | int | None = None,
+        **_: Any,
+    ) -> dict[str, Any]:
+        """``AirlineEnv.reset``'s arguments for OpenEnv's ``reset`` arguments."""
         self._episode_id = episode_id or str(uuid.uuid4())
-        return seed, (None if task is None else {"task": task})
+        return {"seed": seed, "options": None if task is None else {"task": task}}
 
     def _after_reset(self, observation: Any, info: dict[str, Any]) -> AirlineObservation:
         episode = self.env.episode
@@ -134,19 +144,11 @@ class AirlineOpenEnv(Environment[AirlineAction, AirlineObservation, AirlineState
         **kwargs: Any,
     ) -> AirlineObservation:
         """Start an episode of ``task`` (a task id; None: drawn from the split with ``seed``)."""
-        seed, options = self._reset_args(seed, episode_id, task)
-        return self._after_reset(*self.env.reset(seed=seed, options=options))
+        return self._after_reset(*self.env.reset(**self._reset_args(seed, episode_id, task)))
 
-    async def reset_async(
-        self,
-        seed: int | None = None,
-        episode_id: str | None = None,
-        task: str | int | None = None,
-        **kwargs: Any,
-    ) -> AirlineObservation:
-        """As :meth:`reset`, with the customer's LLM called without blocking the server."""
-        seed, options = self._reset_args(seed, episode_id, task)
-        return self._after_reset(*await self.env.areset(seed=seed, options=options))
+    async def reset_async(self, **kwargs: Any) -> AirlineObservation:
+        """As :meth:`reset` (the same keywords), not blocking the server on the customer's LLM."""
+        return self._after_reset(*await self.env.areset(**self._reset_args(**kwargs)))
 
     def step(
         self, action: AirlineAction, timeout_s: float | None = None, **kwargs: Any
@@ -198,3 +200,23 @@ def make_app(max_sessions: int = 256, **env_kwargs: Any) -> Any:
     return _create_fastapi_app(
         factory, AirlineAction, AirlineObservation, max_concurrent_envs=max_sessions
     )
+
+
+class _CleanDisconnects(logging.Filter):
+    """Drops uvicorn's error record for a WebSocket session its client ended normally."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], WebSocketDisconnect))
+
+
+def quiet_clean_disconnects(logger: str = "uvicorn.error") -> None:
+    """Stop a traceback being logged each time a client closes its session (openenv-core 0.3).
+
+    openenv-core's WebSocket handler closes the socket in a ``finally`` that expects a
+    ``RuntimeError`` when the client has already gone, but starlette raises
+    ``WebSocketDisconnect``, which uvicorn logs as "Exception in ASGI application" for a session
+    that ended normally (OpenEnv issue 1159). Only that exception type is dropped.
+    """
+    target = logging.getLogger(logger)
+    if not any(isinstance(f, _CleanDisconnects) for f in target.filters):
+        target.addFilter(_CleanDisconnects())

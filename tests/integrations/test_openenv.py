@@ -1,80 +1,117 @@
 """The OpenEnv server (openenv-core's own) with OpenEnv's own client, on 127.0.0.1.
 
-One ``airline-gym serve`` process per module; sessions are WebSocket connections of
-``openenv.GenericEnvClient``. The load test plays 200 sessions at once and checks every grade
-and every transcript against the same episode played in process.
+One server per module: ``airline-gym serve``'s own ``uvicorn.Server`` (``cli.serve.make_server``,
+from the CLI's parsed arguments) in a thread of this process, so the module pays openenv-core's
+import once. Sessions are WebSocket connections of ``openenv.GenericEnvClient``. The load test
+plays 200 sessions at once and checks every grade and transcript against the same episode played
+in process, and that every session's env is closed when its client leaves.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
+import logging
 import os
-import socket
-import subprocess
 import sys
+import threading
 import time
-import urllib.request
+from pathlib import Path
 
 import pytest
 
-if os.environ.get("CI"):  # CI installs the extra: a missing library must fail, not skip
-    import openenv
-
-else:
-    openenv = pytest.importorskip("openenv")
+from airline_gym.cli import serve
 
 
-from openenv import GenericEnvClient
+def import_openenv_client():
+    """``openenv.GenericEnvClient``, imported as ``airline-gym serve`` imports openenv-core.
 
-from airline_gym.agents import GoldAgent, NoOpAgent
-from airline_gym.cli.main import main as cli_main
-from airline_gym.env.airline_env import AirlineEnv
-from airline_gym.harness.runner import run_episode
-from airline_gym.integrations.openenv import AirlineOpenEnv
+    That is without gradio (``serve.without_module``): openenv-core's server package imports it
+    for a web UI nobody uses here, two thirds of this module's import time.
+    """
+    with serve.without_module("gradio"):
+        if os.environ.get("CI"):  # CI installs the extra: a missing library must fail, not skip
+            from openenv import GenericEnvClient
+        else:
+            pytest.importorskip("openenv.core")
+            from openenv import GenericEnvClient
+    return GenericEnvClient
+
+
+GenericEnvClient = import_openenv_client()
+
+from airline_gym.agents import GoldAgent, NoOpAgent  # noqa: E402
+from airline_gym.cli.main import build_parser  # noqa: E402
+from airline_gym.cli.main import main as cli_main  # noqa: E402
+from airline_gym.env.airline_env import AirlineEnv  # noqa: E402
+from airline_gym.harness.runner import run_episode  # noqa: E402
+from airline_gym.integrations.openenv import AirlineOpenEnv  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from readme_examples import readme_example, run_example  # noqa: E402
 
 ENV_KWARGS = {"user": "scripted", "max_steps": 60}
 SESSIONS = 200
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+class Sessions:
+    """Counts the server's session envs built and closed (a spy on AirlineOpenEnv)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.opened = self.closed = 0
+        init, close = AirlineOpenEnv.__init__, AirlineOpenEnv.close
+
+        def counted_init(env, **kwargs):
+            init(env, **kwargs)
+            self.opened += 1
+
+        def counted_close(env):
+            close(env)
+            self.closed += 1
+
+        monkeypatch.setattr(AirlineOpenEnv, "__init__", counted_init)
+        monkeypatch.setattr(AirlineOpenEnv, "close", counted_close)
+
+    def wait_all_closed(self, seconds: float = 30.0) -> None:
+        deadline = time.monotonic() + seconds
+        while self.closed < self.opened and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+class Errors(logging.Handler):
+    """Keeps the error records a logger emits."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record.getMessage())
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """``airline-gym serve`` (openenv-core's app under uvicorn) in its own process.
+def sessions():
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        yield Sessions(monkeypatch)
 
-    Its output goes to a file: an unread pipe would fill up and stall the server.
-    """
-    port = free_port()
-    command = [sys.executable, "-m", "airline_gym.cli", "serve", "--port", str(port)]
-    command += ["--max-sessions", str(SESSIONS + 8), "--max-steps", str(ENV_KWARGS["max_steps"])]
-    log = tmp_path_factory.mktemp("serve") / "serve.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=5) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                ok = time.monotonic() < deadline and proc.poll() is None
-                assert ok, f"server did not start: {log.read_text()}"
-                time.sleep(0.2)
-        assert log.read_text().startswith("serving airline-gym (OpenEnv) on ")
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+
+@pytest.fixture(scope="module")
+def server(sessions):
+    """``airline-gym serve --port 0`` (any free port) running in a thread; yields its URL."""
+    argv = ["serve", "--port", "0", "--max-sessions", str(SESSIONS + 8)]
+    args = build_parser().parse_args([*argv, "--max-steps", str(ENV_KWARGS["max_steps"])])
+    uv = serve.make_server(args)
+    thread = threading.Thread(target=uv.run, name="airline-gym-serve", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not uv.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.02)
+    port = uv.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}"
+    uv.should_exit = True
+    thread.join(timeout=30)
+    assert not thread.is_alive(), "the server did not stop"
 
 
 def agent_for(i: int, tasks):
@@ -135,9 +172,15 @@ def test_one_episode_equals_the_in_process_episode(server, tau2_tasks):
     assert info["messages"] == expected.messages and state["step_count"] == expected.steps
 
 
-def test_200_concurrent_sessions_are_isolated_and_graded_as_in_process(server, tau2_tasks):
+def test_200_concurrent_sessions_are_isolated_and_graded_as_in_process(
+    server, sessions, tau2_tasks
+):
     ids = [t.id for t in tau2_tasks]
     jobs = [(ids[i % len(ids)], i) for i in range(SESSIONS)]
+    sessions.wait_all_closed()  # the earlier tests' sessions
+    opened, closed = sessions.opened, sessions.closed
+    errors = Errors()
+    logging.getLogger("uvicorn.error").addHandler(errors)
 
     async def main():
         # every session connects and plays at once: 200 live episodes on one server
@@ -146,7 +189,14 @@ def test_200_concurrent_sessions_are_isolated_and_graded_as_in_process(server, t
         results = await asyncio.wait_for(asyncio.gather(*runs), timeout=600)
         return results, time.perf_counter() - start
 
-    results, seconds = asyncio.run(main())
+    try:
+        results, seconds = asyncio.run(main())
+        sessions.wait_all_closed()
+    finally:
+        logging.getLogger("uvicorn.error").removeHandler(errors)
+    assert errors.records == []  # 200 clients left normally: no traceback in the server's log
+    # one env per session, each closed when its client left: nothing leaks or lingers
+    assert (sessions.opened - opened, sessions.closed - closed) == (SESSIONS, SESSIONS)
     steps = 0
     for i, ((task_id, seed), (reward, info, state)) in enumerate(zip(jobs, results, strict=True)):
         expected = local(task_id, seed, agent_for(i, tau2_tasks))
@@ -160,12 +210,21 @@ def test_200_concurrent_sessions_are_isolated_and_graded_as_in_process(server, t
     print(f"\n{SESSIONS} sessions, {steps} steps in {seconds:.1f} s ({rate:.0f} steps/s)")
 
 
+def test_readme_example_runs_against_the_server(server, capsys):
+    code = readme_example("openenv")
+    assert code.count("http://127.0.0.1:8000") == 1  # the one thing the test changes
+    run_example("openenv", {"__name__": "readme"}, code.replace("http://127.0.0.1:8000", server))
+    assert capsys.readouterr().out == "1.0\n"  # task 17's gold solution, over the wire
+
+
 def test_sessions_share_no_env():
     first, second = AirlineOpenEnv(**ENV_KWARGS), AirlineOpenEnv(**ENV_KWARGS)
     first.reset(task="17", seed=0)
     second.reset(task="3", seed=0)
     assert first.env is not second.env and first.state.task_id == "17"
     assert second.state.task_id == "3" and AirlineOpenEnv.SUPPORTS_CONCURRENT_SESSIONS
+    first.close()
+    second.close()
 
 
 def test_serve_command_reports_bad_settings_in_one_line(capsys):
@@ -175,3 +234,12 @@ def test_serve_command_reports_bad_settings_in_one_line(capsys):
     )
     assert cli_main(["serve", "--tasks", "/nonexistent/tasks.json"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_without_module_hides_a_library_only_inside(monkeypatch):
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)
+    with serve.without_module("colorsys"), pytest.raises(ImportError):
+        importlib.import_module("colorsys")
+    module = importlib.import_module("colorsys")  # importable again after
+    with serve.without_module("colorsys"):  # already imported: left alone
+        assert importlib.import_module("colorsys") is module

@@ -37,9 +37,8 @@ from airline_gym.integrations.trl import (
 )
 
 sys.path.insert(0, str(Path(__file__).parent))
+from readme_examples import readme_example, run_example
 from tiny_policy import build_policy, build_tokenizer, tool_call_text
-
-README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def tool_methods(env: AirlineToolEnv) -> dict:
@@ -144,13 +143,6 @@ def replay(task_id: str, seed: int, script: str, tasks) -> float:
     return reward
 
 
-def readme_block(marker: str) -> str:
-    text = README.read_text()
-    match = re.search(rf"<!-- {marker} -->\n```python\n(.*?)```", text, re.DOTALL)
-    assert match, f"no {marker} example in README.md"
-    return match.group(1)
-
-
 def test_grpo_trainer_trains_two_steps_with_env_rewards(tau2_tasks, tmp_path, monkeypatch):
     from transformers import TrainerCallback
     from trl import GRPOConfig
@@ -196,8 +188,8 @@ def test_grpo_trainer_trains_two_steps_with_env_rewards(tau2_tasks, tmp_path, mo
         data_seed=0,
     )
     namespace = {"model": model, "tokenizer": tokenizer, "args": args, "TASKS": TASKS}
-    code = readme_block("example: trl").replace("trainer.train()", "")
-    exec(compile(code, "README.md", "exec"), namespace)  # the README example, as written
+    code = readme_example("trl").replace("trainer.train()", "")
+    run_example("trl", namespace, code)  # the README example, as written
     trainer = namespace["trainer"]
     trainer.add_callback(Grades())
     trainer.train()
