@@ -41,6 +41,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--address", help='Ray address: none = local, "auto", or "ray://host:10001"')
     p.add_argument("--num-workers", type=int, default=2, help="rollout actors")
     p.add_argument("--concurrency", type=int, default=32, help="episodes in flight per actor")
+    p.add_argument(
+        "--chunk-size", type=int, default=1, help="jobs a slot takes at once (more: less overhead)"
+    )
     p.add_argument("--tasks", help="comma-separated task ids (default: every task of --split)")
     p.add_argument("--split", default="train", help="train, test or base")
     p.add_argument("--seeds", type=int, default=1, help="episodes per task, seeds 0..N-1")
@@ -100,6 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         env_kwargs=env_kwargs,
         agent=agent,
         concurrency=args.concurrency,
+        chunk_size=args.chunk_size,
     )
     elapsed = time.perf_counter() - start
     write_jsonl(results, args.out)
@@ -107,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for r in results:
         reasons[r.termination_reason] = reasons.get(r.termination_reason, 0) + 1
     print(
-        f"{len(results)} episodes on {args.num_workers} workers in {elapsed:.1f} s: "
+        f"{len(results)} episodes, {args.num_workers} Ray worker(s), {elapsed:.1f} s: "
         f"mean reward {statistics.fmean(r.reward for r in results):.3f}; "
         + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items()))
     )

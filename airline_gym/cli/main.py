@@ -13,21 +13,57 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from airline_gym.errors import AirlineGymError
 
-# subcommand name -> module with ``add_arguments(parser)`` and ``run(args) -> int``
-COMMANDS: dict[str, str] = {
-    "demo": "airline_gym.cli.demo",
-    "eval": "airline_gym.cli.eval",
-    "tasks": "airline_gym.cli.tasks",
-    "show": "airline_gym.cli.show",
-    "play": "airline_gym.cli.play",
-    "audit": "airline_gym.cli.audit",
-    "compare": "airline_gym.cli.compare",
-    "regrade": "airline_gym.cli.regrade",
-    "bench": "airline_gym.testing.bench",
-    "serve": "airline_gym.cli.serve",
+# subcommand name -> (module with ``add_arguments(parser)`` and ``run(args) -> int``, the first
+# line of its docstring). A command's module is imported only when that command runs or shows
+# its help, so ``airline-gym --help`` and every other command start without it (a test checks
+# that each summary is its module's first docstring line).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": (
+        "airline_gym.cli.demo",
+        "Play one episode and show it: the transcript, the grade breakdown, the reward last.",
+    ),
+    "eval": (
+        "airline_gym.cli.eval",
+        "Evaluate an agent on the airline tasks and write a tau2-bench results file.",
+    ),
+    "tasks": (
+        "airline_gym.cli.tasks",
+        "List the tasks of a task set, with filters: what each tests, its gold actions, what to "
+        "say.",
+    ),
+    "show": (
+        "airline_gym.cli.show",
+        "Show one task: the customer's scenario, the gold actions and what must be said.",
+    ),
+    "play": (
+        "airline_gym.cli.play",
+        "Be the airline agent yourself: serve the scripted (or an LLM) customer in the terminal.",
+    ),
+    "audit": (
+        "airline_gym.cli.audit",
+        "Audit the grading: which tasks a do-nothing agent and a transfer-only agent pass.",
+    ),
+    "compare": (
+        "airline_gym.cli.compare",
+        "Compare two results files task by task: the success rate in each and what flipped.",
+    ),
+    "regrade": (
+        "airline_gym.cli.regrade",
+        "Re-grade recorded tau2-bench airline runs and compare with their recorded rewards.",
+    ),
+    "bench": (
+        "airline_gym.testing.bench",
+        "Measure the domain layer: episode DB creation, memory per live episode, tool calls, "
+        "grading.",
+    ),
+    "serve": (
+        "airline_gym.cli.serve",
+        "Serve the env over HTTP/WebSocket as an OpenEnv environment (openenv-core's own server).",
+    ),
 }
 
 
@@ -36,6 +72,37 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+class _CommandParser(_Parser):
+    """A subcommand's parser whose options are added from its module on first use."""
+
+    def __init__(self, *args: Any, module: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._module = module
+
+    def load(self) -> None:
+        """Import the command's module and add its description, options and ``run``."""
+        if not self._module:
+            return
+        module, self._module = importlib.import_module(self._module), ""
+        self.description = screen_text((module.__doc__ or "").strip())
+        module.add_arguments(self)
+        self.set_defaults(_run=module.run)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self.load()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self.load()
+        return super().format_help()
+
+    def format_usage(self) -> str:
+        self.load()
+        return super().format_usage()
 
 
 _SPEC_REFERENCE = re.compile(r"\s*\((?:see )?spec(?:ification)? ?§?[\d.]+\)")
@@ -47,7 +114,7 @@ def screen_text(doc: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every subcommand."""
+    """The top-level parser with every subcommand (each command's options load on use)."""
     from airline_gym import __version__
 
     parser = _Parser(prog="airline-gym", description=__doc__)
@@ -59,18 +126,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="log what airline-gym does to stderr (-v: info, -vv: debug)",
     )
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name, module_name in COMMANDS.items():
-        module = importlib.import_module(module_name)
-        doc = screen_text((module.__doc__ or "").strip())
-        command = sub.add_parser(
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_CommandParser)
+    for name, (module_name, summary) in COMMANDS.items():
+        sub.add_parser(
             name,
-            help=doc.splitlines()[0] if doc else None,
-            description=doc,
+            help=summary,
+            module=module_name,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        module.add_arguments(command)
-        command.set_defaults(_run=module.run)
     return parser
 
 

@@ -1,10 +1,14 @@
 """Evaluate an agent on the airline tasks and write a tau2-bench results file.
 
-:func:`evaluate` runs every (task, trial) pair, each episode through the one episode loop
-(:func:`airline_gym.harness.runner.run_episode`) with its own env, ``config.concurrency`` at a
-time in threads. Per-episode seeds are derived from ``config.seed``: under the ``leaderboard``
-protocol one seed per trial as ``tau2 run`` derives it (the same for every task, shared by agent
-and customer), under ``gym`` one per (task, trial).
+:func:`evaluate` runs every (task, trial) pair through the one episode loop
+(:mod:`airline_gym.harness.runner`), ``config.concurrency`` at a time. An agent that never
+blocks (a built-in one, or one with an async ``aact`` such as ``LiteLLMAgent``) is played on
+one event loop (:func:`~airline_gym.harness.runner.arun_pool`: one env per concurrent slot,
+reused); any other agent's ``act`` may block, so its episodes run in threads, each with its own
+env. Both give the same simulations (every episode is seeded at reset). Per-episode seeds are
+derived from ``config.seed``: under the ``leaderboard`` protocol one seed per trial as
+``tau2 run`` derives it (the same for every task, shared by agent and customer), under ``gym``
+one per (task, trial).
 With ``out``, finished simulations are journalled as they end and the results file is written
 once at the end (:mod:`airline_gym.harness.journal`); ``resume=True`` continues a killed or
 shorter run. The command line is ``airline-gym eval`` (:mod:`airline_gym.cli.eval`).
@@ -12,8 +16,10 @@ shorter run. The command line is ``airline-gym eval`` (:mod:`airline_gym.cli.eva
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import hashlib
+import inspect
 import os
 import random
 import uuid
@@ -36,7 +42,7 @@ from airline_gym.harness.results import (
     task_sort_key,
 )
 from airline_gym.harness.run_info import check_resumable, describe_agent, run_info
-from airline_gym.harness.runner import run_episode
+from airline_gym.harness.runner import EpisodeResult, arun_episode, arun_pool, run_episode
 
 __all__ = [
     "BUILTIN_AGENTS",
@@ -217,22 +223,34 @@ def evaluate(
     task_set = load_task_set(config.tasks, config.data_dir)
     ids = select_task_ids(task_set, config)
     make_agent = _factory(agent, task_set)
-    agent_info = agent_info or describe_agent(
-        agent if isinstance(agent, str) else make_agent(config.seed)
-    )
+    sample = agent if isinstance(agent, str) else make_agent(config.seed)
+    agent_info = agent_info or describe_agent(sample)
     info = run_info(config, agent_info, ids)
     config.make_env()  # in this thread first: bad settings fail here, and shared data loads once
     fresh = Results(info=info, tasks=[copy.deepcopy(task_set[t].raw) for t in ids])
     if out is None:
-        return _Run(config, task_set, fresh, make_agent, ids, None, progress).play()
+        return _Run(config, task_set, fresh, make_agent, ids, None, progress).play(sample)
     with RunFile(out) as store:
         results, appending = _open_run(store, fresh, resume, retry_errors)
         store.start(results, appending)
-        return _Run(config, task_set, results, make_agent, ids, store, progress).play()
+        return _Run(config, task_set, results, make_agent, ids, store, progress).play(sample)
+
+
+def _never_blocks(agent: Any) -> bool:
+    """Whether ``agent`` (a built-in name or a sample agent) can share one event loop."""
+    return isinstance(agent, str) or inspect.iscoroutinefunction(getattr(agent, "aact", None))
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 class _Run:
-    """One evaluation: the episodes still to play, played in threads, journalled as they end."""
+    """One evaluation: the episodes still to play, played concurrently, journalled as they end."""
 
     def __init__(
         self,
@@ -250,12 +268,26 @@ class _Run:
         self.name = f"{results.info['task_set']}|{agent.get('implementation')}|{agent.get('llm')}"
         self.lines: dict[int, str] = {}
 
-    def one(self, task_id: str, trial: int) -> JSONObject:
-        """Play one (task, trial) and return its simulation record."""
-        seed = episode_seed(self.config.seed, task_id, trial, self.config.protocol)
-        sim_id = str(uuid.uuid5(_ID_NAMESPACE, f"{self.name}|{task_id}|{trial}|{seed}"))
-        result = run_episode(self.config.make_env(), self.make_agent(seed), task_id, seed)
+    def _seed(self, task_id: str, trial: int) -> int:
+        return episode_seed(self.config.seed, task_id, trial, self.config.protocol)
+
+    def _record(self, result: EpisodeResult, task_id: str, trial: int) -> JSONObject:
+        key = f"{self.name}|{task_id}|{trial}|{result.seed}"
+        sim_id = str(uuid.uuid5(_ID_NAMESPACE, key))
         return simulation_record(result, self.task_set[task_id], trial, sim_id)
+
+    def one(self, task_id: str, trial: int) -> JSONObject:
+        """Play one (task, trial) with its own env and return its simulation record."""
+        seed = self._seed(task_id, trial)
+        result = run_episode(self.config.make_env(), self.make_agent(seed), task_id, seed)
+        return self._record(result, task_id, trial)
+
+    async def aone(self, env: Any, job: tuple[str, int]) -> JSONObject:
+        """Play one (task, trial) on ``env`` (reused: every episode is seeded at reset)."""
+        task_id, trial = job
+        seed = self._seed(task_id, trial)
+        result = await arun_episode(env, self.make_agent(seed), task_id, seed)
+        return self._record(result, task_id, trial)
 
     def finished(self, sim: JSONObject, total: int) -> None:
         """Journal a finished simulation and report it."""
@@ -267,13 +299,38 @@ class _Run:
         if self.progress is not None:
             self.progress(sim, len(self.results.simulations), total, self.results)
 
-    def play(self) -> Results:
-        """Play every missing (task, trial), then write the results file once."""
+    def play(self, agent: Any) -> Results:
+        """Play every missing (task, trial), then write the results file once.
+
+        ``agent`` (a name or a sample agent) decides how: one event loop or threads.
+        """
         done = self.results.finished()
         todo = [(t, n) for n in range(self.config.trials) for t in self.ids if (t, n) not in done]
         total = len(self.results.simulations) + len(todo)
         if self.progress is not None:
             self.progress(None, len(self.results.simulations), total, self.results)
+        if _never_blocks(agent) and not _in_event_loop():
+            asyncio.run(self._play_async(todo, total))
+        else:
+            self._play_threads(todo, total)
+        order = {t: i for i, t in enumerate(self.ids)}
+
+        def key(sim: Mapping[str, Any]) -> tuple[Any, ...]:
+            tid = str(sim["task_id"])
+            return (order.get(tid, len(order)), task_sort_key(tid), int(sim.get("trial") or 0))
+
+        self.results.simulations.sort(key=key)
+        if self.store is not None:
+            self.store.finish(self.results, self.lines)
+        return self.results
+
+    async def _play_async(self, todo: list[tuple[str, int]], total: int) -> None:
+        def ended(index: int, sim: JSONObject) -> None:
+            self.finished(sim, total)
+
+        await arun_pool(self.config.make_env, todo, self.aone, self.config.concurrency, ended)
+
+    def _play_threads(self, todo: list[tuple[str, int]], total: int) -> None:
         limit = self.config.concurrency
         with ThreadPoolExecutor(max_workers=limit) as pool:
             pending: set[Future[JSONObject]] = set()
@@ -289,13 +346,3 @@ class _Run:
                 for future in pending:
                     future.cancel()
                 raise
-        order = {t: i for i, t in enumerate(self.ids)}
-
-        def key(sim: Mapping[str, Any]) -> tuple[Any, ...]:
-            tid = str(sim["task_id"])
-            return (order.get(tid, len(order)), task_sort_key(tid), int(sim.get("trial") or 0))
-
-        self.results.simulations.sort(key=key)
-        if self.store is not None:
-            self.store.finish(self.results, self.lines)
-        return self.results

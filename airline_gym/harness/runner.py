@@ -26,14 +26,13 @@ Failure policy (one for every caller):
 from __future__ import annotations
 
 import asyncio
-import gc
 import inspect
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
 from airline_gym.errors import ConfigError
@@ -43,12 +42,15 @@ __all__ = [
     "EpisodeResult",
     "arun_episode",
     "arun_episodes",
+    "arun_pool",
     "run_episode",
     "run_episodes",
     "step_safely",
 ]
 
 Job = tuple[str | int | None, int | None]
+J = TypeVar("J")
+R = TypeVar("R")
 Step = tuple[Any, float, bool, bool, dict[str, Any]]
 
 
@@ -273,6 +275,51 @@ async def arun_episode(
     return await _play(_Async(), env, agent, task_id, seed)
 
 
+async def arun_pool(
+    make_env: Callable[[], Any],
+    jobs: Iterable[J],
+    play: Callable[[Any, J], Awaitable[R]],
+    concurrency: int = 64,
+    on_result: Callable[[int, R], Awaitable[None] | None] | None = None,
+) -> list[R]:
+    """``play(env, job)`` for every job, at most ``concurrency`` at once; results in job order.
+
+    ``concurrency`` workers each build one env with ``make_env`` (when they take their first
+    job) and reuse it for their jobs, so memory grows with ``concurrency``, not with the number
+    of jobs. ``on_result(index, result)`` (sync or async) is called as each job ends.
+    """
+    if concurrency < 1:
+        raise ConfigError("concurrency must be at least 1")
+    queue = list(enumerate(jobs))
+    results: list[R | None] = [None] * len(queue)
+    queue.reverse()
+
+    async def worker() -> None:
+        env = None
+        while queue:
+            index, job = queue.pop()
+            env = make_env() if env is None else env
+            result = await play(env, job)
+            results[index] = result
+            if on_result is not None:
+                pending = on_result(index, result)
+                if inspect.isawaitable(pending):
+                    await pending
+
+    # Start the workers one loop turn apart: started together, their set-up (env, first
+    # request) would run in one turn while replies wait unread (a multi-second stall at 1,000).
+    workers = []
+    for _ in range(min(concurrency, len(queue))):
+        workers.append(asyncio.ensure_future(worker()))
+        await asyncio.sleep(0)
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for task in workers:  # one failed: stop the others (their episodes are abandoned)
+            task.cancel()
+    return [r for r in results if r is not None]
+
+
 async def arun_episodes(
     make_env: Callable[[], Any],
     make_agent: Callable[[], Any],
@@ -286,35 +333,11 @@ async def arun_episodes(
     (an agent per episode from ``make_agent``), so memory grows with ``concurrency``, not with
     the number of jobs. ``on_result(index, result)`` (sync or async) is called as each ends.
     """
-    if concurrency < 1:
-        raise ConfigError("concurrency must be at least 1")
-    queue = list(enumerate(jobs))
-    results: list[EpisodeResult | None] = [None] * len(queue)
-    queue.reverse()
 
-    async def worker() -> None:
-        env = None
-        while queue:
-            index, (task_id, seed) = queue.pop()
-            env = make_env() if env is None else env
-            result = await arun_episode(env, make_agent(), task_id, seed)
-            results[index] = result
-            if on_result is not None:
-                pending = on_result(index, result)
-                if inspect.isawaitable(pending):
-                    await pending
+    async def play(env: Any, job: Job) -> EpisodeResult:
+        return await arun_episode(env, make_agent(), *job)
 
-    # Start the workers one loop turn apart: started together, their set-up (env, first
-    # request) would run in one turn while replies wait unread (a multi-second stall at 1,000).
-    # Objects alive now (the pristine DB, tasks, modules) live for the run: frozen out of the
-    # garbage collector's scans, which otherwise walk them on every full collection.
-    gc.freeze()
-    workers = []
-    for _ in range(min(concurrency, len(queue))):
-        workers.append(asyncio.ensure_future(worker()))
-        await asyncio.sleep(0)
-    await asyncio.gather(*workers)
-    return [r for r in results if r is not None]
+    return await arun_pool(make_env, jobs, play, concurrency, on_result)
 
 
 def run_episodes(

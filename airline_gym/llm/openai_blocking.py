@@ -10,15 +10,13 @@ has closed is noticed before it is used (as urllib3 does), so nothing is ever se
 from __future__ import annotations
 
 import http.client
-import json
 import select
 import threading
 import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from airline_gym.llm.errors import HTTPStatusFailure, UnparseableBody
-from airline_gym.llm.openai_direct import error_message
+from airline_gym.llm.wire import decode_reply, encode_body, request_headers
 
 __all__ = ["post_chat_blocking"]
 
@@ -119,18 +117,8 @@ def post_chat_blocking(
     host = url.hostname or "localhost"
     port = url.port or (443 if url.scheme == "https" else 80)
     path = url.path.rstrip("/") + "/chat/completions"
-    headers = {"Content-Type": "application/json"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-    data = json.dumps(body).encode()
+    data = encode_body(body)
     deadline = None if timeout is None else time.monotonic() + timeout
+    headers = request_headers(api_key)
     status, content, reply_headers = _send(url.scheme, host, port, path, data, headers, deadline)
-    if status >= 300:
-        raise HTTPStatusFailure(status, error_message(content), reply_headers)
-    try:
-        decoded = json.loads(content)
-    except ValueError as exc:
-        raise UnparseableBody(f"reply is not JSON ({exc}): {content[:80]!r}") from None
-    if not isinstance(decoded, dict):
-        raise UnparseableBody(f"reply is JSON {type(decoded).__name__}, not an object")
-    return decoded
+    return decode_reply(status, content, reply_headers)

@@ -12,13 +12,12 @@ per request against httpx's 2.6-3.6 ms.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import weakref
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from airline_gym.llm.errors import HTTPStatusFailure, UnparseableBody, one_line
+from airline_gym.llm.wire import decode_reply, encode_body, request_headers
 
 if TYPE_CHECKING:
     import aiohttp
@@ -131,18 +130,6 @@ async def _session() -> aiohttp.ClientSession:
     return pool.session
 
 
-def error_message(content: bytes) -> str:
-    """The ``error.message`` of an error body, else its first characters, on one line."""
-    try:
-        error = json.loads(content).get("error")
-        message = error.get("message") if isinstance(error, dict) else error
-        if message:
-            return one_line(str(message))
-    except (ValueError, AttributeError):
-        pass
-    return one_line(content[:400].decode("utf-8", "replace")) or "(empty body)"
-
-
 async def post_chat(
     api_base: str, api_key: str | None, body: dict[str, Any], timeout: float | None
 ) -> dict[str, Any]:
@@ -153,22 +140,11 @@ async def post_chat(
     """
     import aiohttp
 
-    headers = {"Content-Type": "application/json"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
     url = api_base.rstrip("/") + "/chat/completions"
-    data = json.dumps(body).encode()
+    data = encode_body(body)
     session = await _session()
     limits = aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout)
+    headers = request_headers(api_key)
     async with session.post(url, data=data, headers=headers, timeout=limits) as response:
         content = await response.read()
-        status = response.status
-        if status >= 300:
-            raise HTTPStatusFailure(status, error_message(content), dict(response.headers))
-    try:
-        decoded = json.loads(content)
-    except ValueError as exc:
-        raise UnparseableBody(f"reply is not JSON ({exc}): {content[:80]!r}") from None
-    if not isinstance(decoded, dict):
-        raise UnparseableBody(f"reply is JSON {type(decoded).__name__}, not an object")
-    return decoded
+        return decode_reply(response.status, content, response.headers)

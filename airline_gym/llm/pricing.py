@@ -1,7 +1,10 @@
 """Cost of a reply from its token usage, priced from litellm's bundled price list.
 
 The direct path does not import litellm; it reads the price list litellm ships (the same file
-litellm reads with ``LITELLM_LOCAL_MODEL_COST_MAP=True``), once, on the first priced reply.
+litellm reads with ``LITELLM_LOCAL_MODEL_COST_MAP=True``). Parsing all of it (3.5 MB, ~50 ms)
+to price one model would cost more than a run's requests do, so each model's entry is looked up
+once: the file's top-level keys stand at the start of a line indented four spaces, so the entry
+is found with ``str.find`` and only it is decoded. A file in any other layout is parsed whole.
 """
 
 from __future__ import annotations
@@ -17,22 +20,54 @@ __all__ = ["usage_cost"]
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
-_prices: dict[str, Any] | None = None
+_text: str | None = None
+_parsed: dict[str, Any] | None = None  # only for a file in an unexpected layout
+_entries: dict[str, dict[str, Any] | None] = {}
+_LAYOUT = '{\n    "'
 
 
-def _price_list() -> dict[str, Any]:
-    global _prices
+def _price_text() -> str:
+    global _text
+    if _text is None:
+        _text = ""
+        spec = importlib.util.find_spec("litellm")
+        if spec is not None and spec.origin is not None:
+            path = Path(spec.origin).parent / "model_prices_and_context_window_backup.json"
+            try:
+                _text = path.read_text(encoding="utf-8")
+            except OSError as exc:
+                log.warning("cannot read litellm's price list %s: %s", path, exc)
+    return _text
+
+
+def _lookup(name: str) -> dict[str, Any] | None:
+    global _parsed
+    text = _price_text()
+    if not text:
+        return None
+    try:
+        if not text.startswith(_LAYOUT):
+            if _parsed is None:
+                _parsed = json.loads(text)
+            entry = _parsed.get(name)
+        else:
+            needle = f"\n    {json.dumps(name)}: "
+            at = text.find(needle)
+            if at < 0:
+                return None
+            entry = json.JSONDecoder().raw_decode(text, at + len(needle))[0]
+    except ValueError as exc:
+        log.warning("cannot read litellm's price list: %s", exc)
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def _entry(name: str) -> dict[str, Any] | None:
+    """The price entry of ``name`` (looked up once per name)."""
     with _lock:
-        if _prices is None:
-            _prices = {}
-            spec = importlib.util.find_spec("litellm")
-            if spec is not None and spec.origin is not None:
-                path = Path(spec.origin).parent / "model_prices_and_context_window_backup.json"
-                try:
-                    _prices = json.loads(path.read_text(encoding="utf-8"))
-                except (OSError, ValueError) as exc:
-                    log.warning("cannot read litellm's price list %s: %s", path, exc)
-        return _prices
+        if name not in _entries:
+            _entries[name] = _lookup(name)
+        return _entries[name]
 
 
 def usage_cost(model: str, usage: Any) -> float | None:
@@ -40,8 +75,7 @@ def usage_cost(model: str, usage: Any) -> float | None:
     if not isinstance(usage, dict):
         return None
     name = model.split("/", 1)[1] if model.startswith("openai/") else model
-    prices = _price_list()
-    entry = prices.get(name) or prices.get(f"openai/{name}")
+    entry = _entry(name) or _entry(f"openai/{name}")
     if not isinstance(entry, dict):
         return None
     raw = [entry.get("input_cost_per_token"), entry.get("output_cost_per_token")]

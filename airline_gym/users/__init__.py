@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -42,6 +43,11 @@ USER_KINDS: dict[str, type[UserSimulator]] = {
 _SHARED = frozenset({"data_dir"})
 
 
+@functools.cache
+def _parameters(cls: type) -> frozenset[str]:
+    return frozenset(inspect.signature(cls).parameters)
+
+
 def make_user(spec: str | UserSimulator, **kwargs: Any) -> UserSimulator:
     """Build the user simulator ``spec`` names with ``kwargs``, or return an instance as is.
 
@@ -61,7 +67,7 @@ def make_user(spec: str | UserSimulator, **kwargs: Any) -> UserSimulator:
             "or a UserSimulator instance"
         )
     cls = USER_KINDS[spec.lower()]
-    accepted = set(inspect.signature(cls).parameters)
+    accepted = _parameters(cls)
     unknown = sorted(set(given) - accepted - _SHARED)
     if unknown:
         raise TypeError(f'user="{spec}" does not take {unknown} (it takes {sorted(accepted)})')

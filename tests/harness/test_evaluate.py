@@ -19,9 +19,10 @@ from airline_gym.agents import LiteLLMAgent
 from airline_gym.cli.eval import _ProgressDisplay
 from airline_gym.env import AirlineEnv
 from airline_gym.harness.evaluate import EvalConfig, episode_seed, evaluate
-from airline_gym.harness.results import Results, pass_hat_k, simulation_record
+from airline_gym.harness.results import Results, pass_hat_k, sim_reward, simulation_record
 from airline_gym.harness.runner import run_episode
 from airline_gym.testing import OpenAIServer, Reply
+from airline_gym.testing.reference import tau2_reads_results
 from airline_gym.users import UserSimulator
 
 REPO = Path(__file__).resolve().parents[2]
@@ -290,23 +291,7 @@ def test_eval_with_llm_agent_and_llm_user_round_trips_through_regrade(tmp_path):
 
 def _check_with_tau2(path: Path) -> None:
     """tau2-bench's own Results model reads the file (when the reference is installed)."""
-    if importlib.util.find_spec("tau2") is None:
-        return
-    code = (
-        "import sys, types\n"
-        "pandas = types.ModuleType('pandas'); pandas.DataFrame = object\n"
-        "sys.modules.setdefault('pandas', pandas)\n"
-        "from tau2.data_model.simulation import Results\n"
-        "r = Results.load(sys.argv[1])\n"
-        "print(len(r.simulations), r.simulations[0].messages[2].tool_calls[0].name)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120
-    )
-    if "No module named" in done.stderr:  # the reference's own dependencies are missing
-        return
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["4", "get_user_details"]
+    assert tau2_reads_results(path) in (None, (4, "get_user_details"))
 
 
 SLOW_GOLD = """
@@ -406,3 +391,76 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_otherwise():
         "resuming: 1/4 simulations already done; pass 1/1 (100%)",
         "[2/4] task 3 trial 0: reward 1 (x); pass 2/2 (100%)",
     ]
+
+
+class BlockingOnly:
+    """A LiteLLMAgent seen through ``act`` alone: evaluate must play it in threads."""
+
+    def __init__(self, agent: LiteLLMAgent) -> None:
+        self.agent = agent
+
+    def reset(self, info: dict[str, Any]) -> None:
+        self.agent.reset(info)
+
+    def act(self, observation: Any, info: dict[str, Any]) -> Any:
+        return self.agent.act(observation, info)
+
+
+def _bodies(requests: list[dict[str, Any]]) -> list[str]:
+    """Request bodies as sorted JSON texts, tool-call ids replaced by their order in each body."""
+    out = []
+    for body in requests:
+        text = json.dumps(body)
+        calls = [c["id"] for m in body["messages"] for c in m.get("tool_calls") or []]
+        for i, call_id in enumerate(dict.fromkeys(calls)):
+            text = text.replace(json.dumps(call_id), f'"id{i}"')
+        out.append(text)
+    return sorted(out)
+
+
+@pytest.mark.parametrize("protocol", ["leaderboard", "gym"])
+def test_the_event_loop_path_sends_what_the_threaded_path_sends(protocol):
+    """An async agent runs on one event loop (envs reused), a blocking one in threads (an env
+    per episode): the same request bodies, byte for byte, and the same simulations."""
+    with OpenAIServer(_respond) as server:
+        config = EvalConfig(
+            task_ids=["0", "3", "5"],
+            trials=2,
+            concurrency=3,
+            user="llm",
+            user_model="openai/user",
+            user_llm_args={"api_base": server.base_url},
+            protocol=protocol,
+        )
+
+        def llm(seed: int) -> LiteLLMAgent:
+            return LiteLLMAgent("openai/agent", api_base=server.base_url, seed=seed)
+
+        acts: list[int] = []
+        original = LiteLLMAgent.act
+
+        def counted(self: LiteLLMAgent, observation: Any, info: dict[str, Any]) -> Any:
+            acts.append(1)
+            return original(self, observation, info)
+
+        LiteLLMAgent.act = counted  # type: ignore[method-assign]
+        try:
+            looped = evaluate(llm, config)
+            assert acts == []  # the loop path awaited aact and never blocked
+            loop_requests = list(server.requests)
+            server.requests.clear()
+            threaded = evaluate(lambda seed: BlockingOnly(llm(seed)), config)
+            assert len(acts) > 0
+        finally:
+            LiteLLMAgent.act = original  # type: ignore[method-assign]
+        thread_requests = list(server.requests)
+    assert len(loop_requests) == len(thread_requests) > 6 * 3
+    assert _bodies(loop_requests) == _bodies(thread_requests)
+
+    def outcome(results: Results) -> list[tuple[Any, ...]]:
+        return [
+            (s["task_id"], s["trial"], s["seed"], s["termination_reason"], sim_reward(s))
+            for s in results.simulations
+        ]
+
+    assert outcome(looped) == outcome(threaded)

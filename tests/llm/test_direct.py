@@ -135,3 +135,27 @@ def test_direct_path_does_not_import_litellm(server: OpenAIServer) -> None:
     root = Path(__file__).resolve().parents[2]
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120, cwd=root)
     assert len(server.requests) == 1
+
+
+def test_the_body_encoding_is_json_dumps_even_when_the_tools_change_in_place() -> None:
+    """The tools' JSON is cached by value: an edit, a new key order or another number type
+    (``1`` vs ``1.0`` vs ``True``, equal in Python) is never answered from the cache."""
+    from airline_gym.llm.wire import encode_body
+
+    tools = json.loads(json.dumps(TOOLS))
+    body: dict[str, Any] = {"model": "m", "messages": HISTORY, "tools": tools, "seed": 3}
+    seen = set()
+    for change in range(6):
+        if change == 1:
+            tools[0]["function"]["description"] = "Changed in place."
+        elif change == 2:
+            params = tools[0]["function"]["parameters"]
+            tools[0]["function"]["parameters"] = dict(reversed(list(params.items())))
+        elif change in (3, 4, 5):
+            tools[0]["function"]["parameters"]["minimum"] = [1, 1.0, True][change - 3]
+        encoded = encode_body(body)
+        assert encoded == json.dumps(body).encode()
+        seen.add(encoded)
+    assert len(seen) == 6
+    odd = {"model": "m", "messages": [], "tools": [{"x": (1, 2)}]}  # not marshal-exact JSON
+    assert encode_body(odd) == json.dumps(odd).encode()
