@@ -9,7 +9,10 @@ from __future__ import annotations
 import importlib.util
 
 #: Module (relative to the repository) -> the optional library it imports at module level.
-_NEEDS = {"airline_gym/integrations/ray_rollouts.py": "ray"}
+_NEEDS = {
+    "airline_gym/integrations/ray_rollouts.py": "ray",
+    "airline_gym/integrations/verifiers.py": "verifiers",
+}
 
 collect_ignore = [
     path for path, module in _NEEDS.items() if importlib.util.find_spec(module) is None

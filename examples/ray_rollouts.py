@@ -111,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for r in results:
         reasons[r.termination_reason] = reasons.get(r.termination_reason, 0) + 1
     print(
-        f"{len(results)} episodes on {args.num_workers} workers in {elapsed:.1f} s: "
+        f"{len(results)} episodes, {args.num_workers} Ray worker(s), {elapsed:.1f} s: "
         f"mean reward {statistics.fmean(r.reward for r in results):.3f}; "
         + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items()))
     )

@@ -56,9 +56,10 @@ def _sha256_file(path: Path) -> str:
 def _stat_sigs(folder: Path) -> tuple[_StatSig, ...] | None:
     """Return (size, mtime_ns, ctime_ns, inode) per data file, or None if one is missing."""
     sigs: list[_StatSig] = []
+    root = os.fspath(folder)
     for name in DATA_FILE_NAMES:
         try:
-            st = os.stat(folder / name)
+            st = os.stat(os.path.join(root, name))  # not Path: this runs on every env build
         except OSError:
             return None
         sigs.append((st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))

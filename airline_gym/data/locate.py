@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,7 +37,12 @@ def data_files(data_dir: str | os.PathLike[str] | None = None) -> DataFiles:
     env_dir = os.environ.get(ENV_DATA_DIR, "")
     if env_dir:
         return _user_files(Path(env_dir), "env")
-    root = ensure_cache()
+    return _cache_files(ensure_cache())
+
+
+@cache
+def _cache_files(root: Path) -> DataFiles:
+    """The cache's ``DataFiles`` (immutable, so one per cache folder serves every caller)."""
     return _make_files({name: root / name for name in DATA_FILE_NAMES}, "cache")
 
 

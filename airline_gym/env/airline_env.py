@@ -14,7 +14,6 @@ import gymnasium as gym
 from airline_gym.domain.database import load_pristine
 from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
 from airline_gym.domain.prompts import agent_system_prompt
-from airline_gym.domain.reference_texts import ReferenceTexts, reference_texts
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, TaskSet, load_task_set, task_key
 from airline_gym.env.episode import Episode, Message
 from airline_gym.env.protocols import GYM, Protocol, get_protocol
@@ -24,6 +23,8 @@ from airline_gym.env.spaces import AssistantMessageSpace, MessageListSpace
 from airline_gym.errors import ConfigError
 from airline_gym.users import UserSimulator, make_user
 
+#: The keys ``reset(options=...)`` reads.
+RESET_OPTIONS = frozenset({"task"})
 log = logging.getLogger(__name__)
 
 TRUNCATING = frozenset({MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR})
@@ -166,8 +167,8 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         )
         self.base = load_pristine(None if data_dir is None else _db_path(data_dir))
         self.system_prompt = agent_system_prompt(data_dir)
-        self._tools_blob = _tools_blob(self.protocol, data_dir)
-        self.tools = pickle.loads(self._tools_blob)  # the env's own copy
+        self._tools_blob = self.protocol.tools_blob(data_dir)
+        self.tools = pickle.loads(self._tools_blob)
         self.action_space = AssistantMessageSpace(self.tools)
         self._episode_tools: list[dict[str, Any]] = []
         self.observation_space = MessageListSpace()
@@ -229,6 +230,11 @@ class AirlineEnv(gym.Env[list[Message], Any]):
 
     # --- helpers --------------------------------------------------------------------------------
     def _new_episode(self, seed: int | None, options: dict[str, Any] | None) -> Episode:
+        unknown = sorted(map(str, set(options or ()) - RESET_OPTIONS))
+        if unknown:  # a typo must not silently fall back to a random task
+            raise ConfigError(
+                f"unknown reset option(s) {', '.join(unknown)}; known: {', '.join(RESET_OPTIONS)}"
+            )
         super().reset(seed=seed)
         task = self._choose_task(options)
         self.user.check_ready()
@@ -316,24 +322,6 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         if episode.error_detail:
             info["error"] = episode.error_detail
         return info
-
-
-def _tools_blob(protocol: Protocol, data_dir: str | os.PathLike[str] | None) -> bytes:
-    """The pickled schemas of one tool set, shared by every env in the process (immutable bytes).
-
-    The schemas are a function of the protocol and the reference texts in use, so they are
-    built once per pair; unpickling a copy is ~4x cheaper than a deep copy, and the bytes cannot
-    be edited by anyone.
-    """
-    key = (protocol, reference_texts(data_dir))
-    blob = _TOOL_BLOBS.get(key)
-    if blob is None:
-        tools = protocol.tools(data_dir)
-        blob = _TOOL_BLOBS[key] = pickle.dumps(tools, protocol=pickle.HIGHEST_PROTOCOL)
-    return blob
-
-
-_TOOL_BLOBS: dict[tuple[Protocol, ReferenceTexts], bytes] = {}  # one per distinct tool set
 
 
 def _check_settings(max_steps: Any, max_errors: Any, error_penalty: Any) -> None:

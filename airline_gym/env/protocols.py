@@ -23,10 +23,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 from dataclasses import dataclass
 from typing import Any
 
-from airline_gym.domain.schemas import JSONSchema, done_schema, tool_schemas
+from airline_gym.domain.reference_texts import reference_texts
+from airline_gym.domain.schemas import JSONSchema, tools_blob
 from airline_gym.errors import ConfigError
 
 GYM = "gym"
@@ -48,8 +50,12 @@ class Protocol:
 
     def tools(self, data_dir: str | os.PathLike[str] | None = None) -> list[JSONSchema]:
         """The tools array offered to the agent (fresh copies)."""
-        tools = tool_schemas(data_dir)
-        return [*tools, done_schema(data_dir)] if self.offers_done else tools
+        tools: list[JSONSchema] = pickle.loads(self.tools_blob(data_dir))
+        return tools
+
+    def tools_blob(self, data_dir: str | os.PathLike[str] | None = None) -> bytes:
+        """The tools array, pickled (immutable, shared; ``pickle.loads`` gives a fresh copy)."""
+        return tools_blob(reference_texts(data_dir), self.offers_done)
 
     def public(self, message: Message) -> Message:
         """The form of a history message in ``info["messages"]`` (a new dict)."""

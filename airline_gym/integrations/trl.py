@@ -49,8 +49,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from airline_gym.domain.prompts import agent_system_prompt
-from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
+from airline_gym.domain.tasks import DEFAULT_TASK_SET
 from airline_gym.env.airline_env import AirlineEnv
+from airline_gym.integrations.task_rows import task_seeds
 
 __all__ = [
     "RESPOND_TOOL",
@@ -307,27 +308,15 @@ def dataset_rows(
     seed counting from ``seed``. TRL appends the customer's opening message (what
     :meth:`AirlineToolEnv.reset` returns) to the empty user turn.
     """
-    task_set = load_task_set(tasks, data_dir)
-    if task_ids is None:
-        ids = [t.id for t in task_set.split(split)]
-    else:
-        ids = [task_set[t].id for t in task_ids]
     system = agent_system_prompt(data_dir) + TRL_INSTRUCTIONS
-    rows = []
-    counter = itertools.count(seed)
-    for _ in range(repeats):
-        for task_id in ids:
-            rows.append(
-                {
-                    "prompt": [
-                        {"role": "system", "content": system},
-                        {"role": "user", "content": ""},
-                    ],
-                    "task_id": task_id,
-                    "seed": next(counter),
-                }
-            )
-    return rows
+    return [
+        {
+            "prompt": [{"role": "system", "content": system}, {"role": "user", "content": ""}],
+            "task_id": task_id,
+            "seed": row_seed,
+        }
+        for task_id, row_seed in task_seeds(split, task_ids, repeats, seed, tasks, data_dir)
+    ]
 
 
 # --- how close the model's tools come to the reference's ------------------------------------------

@@ -1,290 +1,295 @@
-"""verifiers adapter: the airline domain in the shape of verifiers' ``MultiTurnEnv``.
+"""verifiers adapter: the airline domain as a ``verifiers.v1`` taskset, harness and env.
 
-verifiers (Prime Intellect) plays a multi-turn rollout like this (``MultiTurnEnv.rollout``)::
+verifiers 0.4 (``import verifiers.v1 as vf``) splits a rollout into a *task* (its data, setup,
+scoring), a *harness* (the program the model runs in; every model call goes through verifiers'
+interception endpoint, which records the trace) and an *env* (the control flow between agents).
+Here:
 
-    state = await env.setup_state(init_state(row))
-    while not await env.is_completed(state):  # runs every @vf.stop condition
-        if first turn: prompt = state["prompt"]
-        else: messages = last prompt + last completion
-              prompt = messages + await env.env_response(messages, state)
-        state["trajectory"].append({"prompt": prompt, "completion": [model reply], ...})
-    the rubric scores the state (reward functions get ``state=...``)
+- :class:`AirlineTaskset` loads one :class:`AirlineTask` per ``(task id, seed)`` of a split
+  (:func:`~airline_gym.integrations.task_rows.task_seeds`, as TRL's rows); its config holds the
+  customer (``task.user``: ``"scripted"``, offline, by default; ``"llm"`` with ``user_model``).
+- :meth:`AirlineTask.setup` builds one isolated :class:`~airline_gym.env.AirlineEnv` per
+  rollout; :meth:`AirlineTask.grade` is the reward (the env's grade, exactly) and
+  :meth:`AirlineTask.episode_metrics` the metrics beside it (steps, tool calls, tool errors, a
+  0/1 metric per termination reason). ``trace.info["airline"]`` keeps the termination reason,
+  the grade's details and the error, if any.
+- :class:`AirlineHarness` plays the episode in-process with the one episode loop
+  (:func:`~airline_gym.harness.runner.arun_episode`) and a
+  :class:`~airline_gym.agents.LiteLLMAgent` pointed at the interception endpoint: each request
+  carries the env's history (customer turns as user messages, tool results as tool messages)
+  and the env's tools array (``info["tools"]``, the reference's schemas); the model's reply is
+  the env's next action.
+- :class:`AirlineEpisodes` is the single-agent env with the local ``subprocess`` runtime as its
+  default (the harness runs no code; verifiers' default runtime is a remote sandbox).
 
-:class:`AirlineHooks` implements those hooks over an :class:`~airline_gym.env.AirlineEnv`, with
-no verifiers import:
+verifiers finds them by the taskset id ``airline-gym-verifiers`` (:data:`PLUGIN_ID`): its
+loader imports the top-level module ``airline_gym_verifiers``, which re-exports these classes.
+``vf-eval airline-gym-verifiers -m MODEL`` and prime-rl's env id use it; in Python,
+:func:`load_environment` returns the same ``vf.Env``.
 
-- ``setup_state(state)`` builds and resets the env for the row's ``info`` (``task_id``,
-  ``seed``) and appends the greeting and the customer's opening message to ``state["prompt"]``;
-- ``env_response(messages, state)`` applies the model's new assistant message(s) and returns
-  the new tool results and customer reply (OpenAI message dicts);
-- ``airline_episode_over(state)`` is a stop condition (marked as ``@vf.stop(priority=100)``
-  would mark it): it applies a pending last message first, so a final ``done`` is graded;
-- ``airline_cleanup(state)`` (marked as ``@vf.cleanup``) releases the env.
-
-:func:`airline_reward` is the rubric's reward function: the official reward once the episode
-has ended, 0 when the rollout stopped first (``max_turns``, errors), as tau2 scores an
-unfinished episode. :class:`AirlineVerifiersEnv` is a standalone host for the hooks (its
-``is_completed`` works as verifiers' does), for tests and custom loops; with verifiers
-installed, :func:`load_environment` returns a real ``vf.MultiTurnEnv``::
-
-    env = load_environment(split="train", env_kwargs={"user": "llm", "user_model": "gpt-4.1"})
-    results = env.evaluate(client, "my-model", num_examples=10, rollouts_per_example=4)
-
-Older verifiers releases used ``env_response(...) -> (messages, state)`` and
-``is_completed(messages, state)``; this module follows the current API.
+An episode that ends in ``agent_error`` (the model's call failed, or its reply was unusable) or
+``user_error`` (the LLM customer's call failed) fails the rollout with that cause, as a
+``HarnessError`` or a ``TaskError``, so verifiers' retries and error counts see it, unless a
+verifiers limit (``max_turns``, token caps, a stop) refused the model's call: then the episode is
+graded where it stopped (0), as is one cut short by the rollout timeout. The model is sampled at
+the reference agent's temperature 0 unless verifiers' sampling config sets one.
 """
 
 from __future__ import annotations
 
-import inspect
-import itertools
-from collections.abc import Mapping, Sequence
-from functools import cache
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from airline_gym.domain.prompts import agent_system_prompt
-from airline_gym.domain.schemas import done_schema, tool_schemas
-from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
+from pydantic import Field, PrivateAttr
+
+from airline_gym.agents.litellm_agent import LiteLLMAgent
+from airline_gym.domain.grading import (
+    AGENT_ERROR,
+    AGENT_STOP,
+    MAX_STEPS,
+    TOO_MANY_ERRORS,
+    USER_ERROR,
+    USER_STOP,
+)
+from airline_gym.domain.tasks import DEFAULT_TASK_SET
 from airline_gym.env.airline_env import AirlineEnv
-from airline_gym.errors import ConfigError, require
+from airline_gym.errors import require
+from airline_gym.harness.runner import arun_episode
+from airline_gym.integrations.task_rows import task_seeds
 
-_NEEDS_VERIFIERS = "load_environment() needs verifiers' MultiTurnEnv API (0.1.10)"
+require("verifiers.v1", "verifiers", "airline_gym.integrations.verifiers")  # names the extra
+import verifiers.v1 as vf  # noqa: E402 - after the check, so a missing extra reads clearly
 
 __all__ = [
-    "AirlineHooks",
-    "AirlineVerifiersEnv",
-    "airline_reward",
-    "dataset_rows",
+    "PLUGIN_ID",
+    "AirlineEnvConfig",
+    "AirlineEpisodes",
+    "AirlineHarness",
+    "AirlineState",
+    "AirlineTask",
+    "AirlineTaskConfig",
+    "AirlineTaskData",
+    "AirlineTaskset",
+    "AirlineTasksetConfig",
+    "episode_summary",
     "load_environment",
 ]
 
-State = dict[str, Any]
-Messages = list[Any]
-_RUN = "airline"  # state key of the live episode (removed by the cleanup)
+#: The taskset id verifiers loads (module ``airline_gym_verifiers``).
+PLUGIN_ID = "airline-gym-verifiers"
+#: Every way an episode ends: each is a 0/1 metric ``terminated_<reason>``.
+TERMINATIONS = (AGENT_STOP, USER_STOP, MAX_STEPS, TOO_MANY_ERRORS, AGENT_ERROR, USER_ERROR)
+_INFO = "airline"  # the trace.info key of the episode summary
+#: Endings that are failures, not grades: the model's call (or reply) failed, the customer's did.
+_FAILURES = {AGENT_ERROR: vf.HarnessError, USER_ERROR: vf.TaskError}
 
 
-def _get(message: Any, key: str) -> Any:
-    if isinstance(message, Mapping):
-        return message.get(key)
-    return getattr(message, key, None)
+class AirlineTaskData(vf.TaskData):
+    """One episode: ``id`` is the task id, ``seed`` the reset seed, ``tasks`` the task set."""
+
+    seed: int = 0
+    tasks: str = DEFAULT_TASK_SET
 
 
-def _conversation(state: State) -> Messages:
-    """The last turn's prompt + completion (what the next env_response would see)."""
-    trajectory = state.get("trajectory") or []
-    if not trajectory:
-        return list(state["prompt"])
-    return list(trajectory[-1]["prompt"]) + list(trajectory[-1]["completion"])
+class AirlineTaskConfig(vf.TaskConfig):
+    """The customer and the limits (``--env.taskset.task.*``): AirlineEnv's arguments."""
+
+    user: Literal["scripted", "llm"] = "scripted"
+    user_model: str | None = None
+    """litellm model of the LLM customer (default gpt-4.1, or $AIRLINE_GYM_USER_MODEL)."""
+    user_llm_args: dict[str, Any] = Field(default_factory=dict)
+    """litellm arguments of the LLM customer (api_base, api_key, timeout, ...)."""
+    protocol: Literal["gym", "leaderboard"] = "gym"
+    max_steps: int = Field(200, ge=1)
+    max_errors: int = Field(10, ge=1)
 
 
-def _stop(priority: int = 0) -> Any:
-    """Mark a method as verifiers' ``@vf.stop(priority=...)`` does."""
+class AirlineTasksetConfig(vf.TasksetConfig):
+    """Which episodes load (``--env.taskset.*``): as TRL's ``dataset_rows`` arguments."""
 
-    def mark(func: Any) -> Any:
-        func.stop = True
-        func.stop_priority = priority
-        return func
-
-    return mark
-
-
-def _cleanup(func: Any) -> Any:
-    """Mark a method as verifiers' ``@vf.cleanup`` does."""
-    func.cleanup = True
-    func.cleanup_priority = 0
-    func.cleanup_stage = "rollout"
-    return func
+    split: str = "train"
+    task_ids: list[str] | None = None
+    """Task ids to load instead of a split."""
+    repeats: int = Field(1, ge=1)
+    seed: int = 0
+    """The first episode's seed; each further task or repeat counts up from it."""
+    tasks: str = DEFAULT_TASK_SET
+    task: AirlineTaskConfig = AirlineTaskConfig()
 
 
-class AirlineHooks:
-    """verifiers ``MultiTurnEnv`` hooks for the airline domain (see the module docstring).
+class AirlineState(vf.State):
+    """The rollout's live env (set by the task's setup, released by its finalize)."""
 
-    Reads ``self.env_kwargs`` (AirlineEnv arguments, plain data). Mix into ``vf.MultiTurnEnv``
-    (``load_environment`` does) or use :class:`AirlineVerifiersEnv`.
+    _env: AirlineEnv | None = PrivateAttr(None)
+
+
+def episode_summary(env: AirlineEnv, seed: int | None) -> dict[str, Any]:
+    """What a trace keeps of ``env``'s ended episode, as plain data (``trace.info["airline"]``).
+
+    ``reward`` is the env's grade (the official reward), ``reward_info`` its details.
     """
-
-    env_kwargs: dict[str, Any] = {}  # noqa: RUF012 - read-only default, set per instance
-
-    async def setup_state(self, state: State, **kwargs: Any) -> State:
-        """Start the episode of ``state["info"]``; the customer's opener joins the prompt."""
-        info = state.get("info") or {}
-        env = AirlineEnv(**dict(self.env_kwargs))
-        task_id = info.get("task_id")
-        seed = info.get("seed")
-        _, env_info = await env.areset(
-            seed=None if seed is None else int(seed),
-            options=None if task_id is None else {"task": task_id},
-        )
-        opening = [dict(m) for m in env_info["messages"][1:]]  # greeting + customer's first turn
-        state["prompt"] = [*state["prompt"], *opening]
-        if not state.get("oai_tools"):
-            state["oai_tools"] = list(env.tools)
-        state[_RUN] = {"env": env, "seen": len(state["prompt"]), "pending": [], "total": 0.0}
-        state["airline_task_id"] = env_info["task_id"]
-        self._record_if_over(state)
-        return state
-
-    async def env_response(self, messages: Messages, state: State, **kwargs: Any) -> Messages:
-        """Apply the model's new assistant message(s); return the tool results and the reply."""
-        run = state.get(_RUN)
-        if run is None:
-            return []
-        await self._sync(state, list(messages))
-        new, run["pending"] = run["pending"], []
-        run["seen"] = len(messages) + len(new)
-        return new  # type: ignore[no-any-return]
-
-    @_stop(priority=100)
-    async def airline_episode_over(self, state: State) -> bool:
-        """Stop condition: the episode has ended (a pending last message is applied first)."""
-        if state.get(_RUN) is None:
-            return "airline_reward" in state
-        await self._sync(state, _conversation(state))
-        return "airline_reward" in state
-
-    @_cleanup
-    async def airline_cleanup(self, state: State) -> None:
-        """Release the env; the grade stays in ``state["airline_*"]``."""
-        state.pop(_RUN, None)
-
-    # --- helpers --------------------------------------------------------------------------------
-    async def _sync(self, state: State, conversation: Messages) -> None:
-        """Step the env with every assistant message after the last one applied."""
-        run = state[_RUN]
-        env: AirlineEnv = run["env"]
-        for message in conversation[run["seen"] :]:
-            episode = env.episode
-            if _get(message, "role") != "assistant" or episode is None or episode.done:
-                continue
-            observation, reward, _, _, _ = await env.astep(message)
-            run["total"] += reward
-            run["pending"].extend(dict(m) for m in observation)
-        run["seen"] = max(run["seen"], len(conversation))
-        self._record_if_over(state)
-
-    @staticmethod
-    def _record_if_over(state: State) -> None:
-        run = state[_RUN]
-        episode = run["env"].episode
-        if episode is None or not episode.done or "airline_reward" in state:
-            return
-        state["airline_reward"] = float(run["total"])  # the step rewards: the grade at the end
-        state["airline_termination_reason"] = episode.termination_reason
-        state["airline_reward_info"] = episode.grade().to_dict()
-        state["airline_num_errors"] = episode.num_errors
-        state["airline_steps"] = episode.step_count
-
-
-def airline_reward(state: State, **kwargs: Any) -> float:
-    """Rubric reward function: the episode's reward, 0 if it did not end (e.g. ``max_turns``)."""
-    return float(state.get("airline_reward", 0.0))
-
-
-def dataset_rows(
-    split: str = "train",
-    task_ids: Sequence[str | int] | None = None,
-    repeats: int = 1,
-    seed: int = 0,
-    tasks: str = DEFAULT_TASK_SET,
-    data_dir: Any = None,
-) -> list[dict[str, Any]]:
-    """verifiers dataset rows: ``prompt`` (the system prompt), ``info``, ``answer``, ``task``.
-
-    One row per task of ``split`` (or of ``task_ids``), ``repeats`` times; ``info`` holds the
-    ``task_id`` and a ``seed`` counting from ``seed``; ``example_id`` numbers the rows.
-    """
-    task_set = load_task_set(tasks, data_dir)
-    if task_ids is None:
-        ids = [t.id for t in task_set.split(split)]
-    else:
-        ids = [task_set[t].id for t in task_ids]
-    system = agent_system_prompt(data_dir)
-    counter = itertools.count(seed)
-    rows: list[dict[str, Any]] = []
-    for _ in range(repeats):
-        for task_id in ids:
-            rows.append(
-                {
-                    "prompt": [{"role": "system", "content": system}],
-                    "info": {"task_id": task_id, "seed": next(counter)},
-                    "answer": "",
-                    "task": "airline",
-                    "example_id": len(rows),
-                }
-            )
-    return rows
-
-
-class AirlineVerifiersEnv(AirlineHooks):
-    """A standalone host of :class:`AirlineHooks` with verifiers' ``is_completed`` semantics."""
-
-    def __init__(self, env_kwargs: Mapping[str, Any] | None = None, max_turns: int = -1) -> None:
-        self.env_kwargs = dict(env_kwargs or {})
-        self.max_turns = max_turns
-        self.oai_tools = [*tool_schemas(), done_schema()]
-
-    @_stop()
-    async def max_turns_reached(self, state: State) -> bool:
-        """verifiers' built-in stop condition: ``max_turns`` model replies (if positive)."""
-        return 0 < self.max_turns <= len(state.get("trajectory") or [])
-
-    async def is_completed(self, state: State, **kwargs: Any) -> bool:
-        """Run the stop conditions by priority; on the first hit record it, render, clean up."""
-        for condition in _marked(self, "stop"):
-            if await condition(state):
-                state["is_completed"] = True
-                state["stop_condition"] = condition.__name__
-                conversation = _conversation(state)
-                state["completion"] = conversation[len(state["prompt"]) :]
-                for handler in _marked(self, "cleanup"):
-                    await handler(state)
-                return True
-        return False
-
-
-def _marked(obj: Any, attr: str) -> list[Any]:
-    methods = [m for _, m in inspect.getmembers(obj, inspect.ismethod) if hasattr(m, attr)]
-    return sorted(methods, key=lambda m: (-getattr(m, f"{attr}_priority", 0), m.__name__))
-
-
-@cache
-def _verifiers_env_class() -> type:
-    import verifiers as vf
-
-    return type("AirlineMultiTurnEnv", (AirlineHooks, vf.MultiTurnEnv), {})
-
-
-def load_environment(
-    split: str = "train",
-    task_ids: Sequence[str | int] | None = None,
-    repeats: int = 1,
-    seed: int = 0,
-    env_kwargs: Mapping[str, Any] | None = None,
-    max_turns: int = -1,
-    **kwargs: Any,
-) -> Any:
-    """A ``vf.MultiTurnEnv`` for the airline domain (needs ``verifiers`` and ``datasets``).
-
-    ``env_kwargs`` go to every AirlineEnv (``user``, ``user_model``, ``user_llm_args``,
-    ``tasks``, ...); other keyword arguments go to ``vf.MultiTurnEnv``.
-    """
-    try:
-        import verifiers as vf
-    except ImportError:
-        raise ConfigError(_NEEDS_VERIFIERS + ": pip install 'verifiers==0.1.10'") from None
-    if not hasattr(vf, "MultiTurnEnv"):  # verifiers >= 0.4 has only the verifiers.v1 API
-        version = getattr(vf, "__version__", "?")
-        raise ConfigError(f"{_NEEDS_VERIFIERS}; verifiers {version} has only verifiers.v1")
-    Dataset = require("datasets", "trl", "load_environment()").Dataset
-
-    env_kwargs = dict(env_kwargs or {})
-    tasks = env_kwargs.get("tasks", DEFAULT_TASK_SET)
-    rows = dataset_rows(split, task_ids, repeats, seed, tasks, env_kwargs.get("data_dir"))
-    return _verifiers_env_class()(
-        dataset=Dataset.from_list(rows),
-        rubric=vf.Rubric(funcs=[airline_reward], weights=[1.0]),
-        oai_tools=[*tool_schemas(), done_schema()],
-        env_kwargs=env_kwargs,
-        max_turns=max_turns,
-        **kwargs,
+    episode = env.episode
+    if episode is None or not episode.done:
+        raise ValueError("the episode has not ended")
+    reward_info = episode.grade().to_dict()
+    tool_calls = sum(
+        len(m.get("tool_calls") or []) for m in episode.messages if m["role"] == "assistant"
     )
+    return {
+        "task_id": episode.task.id,
+        "seed": seed,
+        "reward": float(reward_info["reward"]),
+        "termination_reason": episode.termination_reason,
+        "steps": episode.step_count,
+        "tool_calls": tool_calls,
+        "tool_errors": episode.num_errors,
+        "error": episode.error_detail,
+        "reward_info": reward_info,
+    }
+
+
+def _summary(trace: Any) -> dict[str, Any]:
+    summary = trace.info.get(_INFO)
+    if summary is None:
+        raise ValueError(
+            "no airline episode ran in this rollout: AirlineTask needs the airline harness "
+            f"(--env.agent.harness.id {PLUGIN_ID})"
+        )
+    return summary  # type: ignore[no-any-return]
+
+
+class AirlineTask(vf.Task[AirlineTaskData, AirlineState, AirlineTaskConfig]):
+    """One airline episode: setup builds its env, scoring reads the graded episode."""
+
+    @property
+    def key(self) -> str:
+        """Stable identity across runs: the task id and the seed."""
+        return f"{self.data.id}/{self.data.seed}"
+
+    async def setup(self, trace: Any) -> None:
+        """Build this rollout's own env (the harness resets and plays it)."""
+        config = self.config
+        customer: dict[str, Any] = {"user": config.user}  # LLM settings only when given
+        if config.user_model is not None:
+            customer["user_model"] = config.user_model
+        if config.user_llm_args:
+            customer["user_llm_args"] = dict(config.user_llm_args)
+        trace.state._env = AirlineEnv(
+            tasks=self.data.tasks,
+            protocol=config.protocol,
+            max_steps=config.max_steps,
+            max_errors=config.max_errors,
+            **customer,
+        )
+
+    async def finalize(self, trace: Any) -> None:
+        """Grade an episode the rollout cut short (a timeout: the harness never returned)."""
+        env: AirlineEnv | None = trace.state._env
+        trace.state._env = None
+        if env is None:
+            return  # the harness played the episode to its end and recorded it
+        if env.episode is not None:
+            env.abort(f"the rollout stopped before the episode ended ({trace.stop_condition})")
+            trace.info[_INFO] = episode_summary(env, self.data.seed)
+        env.close()
+
+    @vf.reward
+    async def grade(self, trace: Any) -> float:
+        """The env's grade: tau2's DB check x communicate check (0 for an unfinished episode)."""
+        return float(_summary(trace)["reward"])
+
+    @vf.metric
+    async def episode_metrics(self, trace: Any) -> dict[str, float]:
+        """Steps, tool calls, tool errors and one 0/1 metric per termination reason."""
+        summary = _summary(trace)
+        metrics = {key: float(summary[key]) for key in ("steps", "tool_calls", "tool_errors")}
+        for reason in TERMINATIONS:
+            metrics[f"terminated_{reason}"] = float(summary["termination_reason"] == reason)
+        return metrics
+
+
+class AirlineTaskset(vf.Taskset[AirlineTask, AirlineTasksetConfig]):
+    """The airline episodes of a split (or of ``task_ids``), ``repeats`` times."""
+
+    def load(self) -> list[AirlineTask]:
+        """One task per ``(task id, seed)``."""
+        config = self.config
+        pairs = task_seeds(config.split, config.task_ids, config.repeats, config.seed, config.tasks)
+        return [
+            AirlineTask(
+                AirlineTaskData(
+                    id=task_id,
+                    name=f"airline task {task_id}",
+                    prompt=f"(airline task {task_id}: the customer opens the conversation)",
+                    seed=seed,
+                    tasks=config.tasks,
+                ),
+                config.task,
+            )
+            for task_id, seed in pairs
+        ]
+
+
+class AirlineHarness(vf.Harness[vf.HarnessConfig]):
+    """Plays the rollout's episode in-process; every model call goes through verifiers."""
+
+    EXECUTES_CODE = False
+    NEEDS_CONTAINER = False
+
+    async def launch(
+        self,
+        ctx: Any,
+        trace: Any,
+        runtime: Any,
+        endpoint: str,
+        secret: str,
+        mcp_urls: dict[str, str],
+        data: Any,
+        tool_interception_url: str | None = None,
+    ) -> Any:
+        """Run the episode to its end; the summary goes to ``trace.info["airline"]``."""
+        env = getattr(trace.state, "_env", None)
+        if env is None:
+            raise vf.HarnessError(f"the {PLUGIN_ID} harness plays AirlineTask rollouts only")
+        # no client-side retries: verifiers records every call and owns the retry policy
+        agent = LiteLLMAgent(
+            f"openai/{ctx.model}", api_base=endpoint, api_key=secret, num_retries=0
+        )
+        try:
+            result = await arun_episode(env, agent, data.id, data.seed)
+            trace.info[_INFO] = episode_summary(env, data.seed)
+        finally:  # an episode cut short (the rollout timed out) is left to the task's finalize
+            if env.episode is None or env.episode.done:
+                trace.state._env = None
+                env.close()
+        failed = _FAILURES.get(result.termination_reason)
+        if failed is not None and trace.stop_condition is None:  # not a verifiers limit
+            raise failed(
+                f"the episode could not go on ({result.termination_reason}): {result.error}"
+            )
+        return vf.ProgramResult(exit_code=0, stdout="", stderr="")
+
+
+class AirlineEnvConfig(vf.SingleAgentEnvConfig):
+    """The single agent seat, on the local subprocess runtime by default."""
+
+    agent: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())
+
+
+class AirlineEpisodes(vf.Env[AirlineEnvConfig]):
+    """One agent plays each airline episode (the customer lives inside the env)."""
+
+    async def run(self, task: Any, agents: Any) -> None:
+        """The episode: the agent's one run of the task."""
+        await agents.agent.run(task)
+
+
+def load_environment(env: Mapping[str, Any] | None = None, **taskset: Any) -> Any:
+    """The ``vf.Env`` verifiers builds for :data:`PLUGIN_ID` (what ``vf.load_environment`` returns).
+
+    Keyword arguments are the taskset's config (:class:`AirlineTasksetConfig`: ``split``,
+    ``task_ids``, ``repeats``, ``seed``, ``tasks``, ``task={"user": "llm", ...}``); ``env`` holds
+    env-level config (e.g. ``{"agent": {"max_turns": 60}}``).
+    """
+    config = vf.resolve_env_config({**(env or {}), "taskset": {"id": PLUGIN_ID, **taskset}})
+    return vf.load_environment(config)

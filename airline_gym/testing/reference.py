@@ -178,3 +178,38 @@ def evaluate_reference(ref: _Ref, task: Any, simulation: Any) -> float:
         domain="airline",
     )
     return float(info.reward)
+
+
+_READ_RESULTS = """\
+import sys, types
+pandas = types.ModuleType('pandas'); pandas.DataFrame = object
+sys.modules.setdefault('pandas', pandas)
+from tau2.data_model.simulation import Results
+sims = Results.load(sys.argv[1]).simulations
+calls = [c.name for s in sims for m in s.messages for c in (getattr(m, 'tool_calls', None) or [])]
+print(len(sims), calls[0] if calls else '-')
+"""
+
+
+def tau2_reads_results(path: str | os.PathLike[str]) -> tuple[int, str] | None:
+    """(simulations, first tool called) as tau2's own ``Results`` model reads a results file.
+
+    Runs in a fresh interpreter (the reference is never imported here); None when the reference
+    or its dependencies are not installed. A file tau2 cannot read raises ``AssertionError``.
+    """
+    import importlib.util
+    import subprocess
+
+    if importlib.util.find_spec("tau2") is None:
+        return None
+    done = subprocess.run(
+        [sys.executable, "-c", _READ_RESULTS, os.fspath(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if "No module named" in done.stderr:  # the reference's own dependencies are missing
+        return None
+    assert done.returncode == 0, done.stderr
+    count, first_call = done.stdout.split()
+    return int(count), first_call

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from airline_gym.domain.prompts import GREETING, STOP, TRANSFER
 from airline_gym.domain.tasks import Task
@@ -112,22 +113,7 @@ class Profile:
         known = info.get("known_info") or ""
         reason = info.get("reason_for_call") or ""
         extra = info.get("task_instructions") or ""
-        user_id = USER_ID_RE.search(known)
-        name = NAME_RE.search(known)
-        email = EMAIL_RE.search(known)
-        dob = DOB_RE.search(known)
-        paying = " ".join(s for s in _sentences(f"{known}\n{extra}") if _PAYING_RE.search(s))
-        payment = PAYMENT_RE.search(paying)
-        ids = RESERVATION_ID_RE.findall(f"{known}\n{reason}")
-        return cls(
-            request=_request(reason),
-            user_id=user_id.group(0) if user_id else None,
-            name=name.group(1) if name else None,
-            reservation_ids=tuple(dict.fromkeys(ids)),
-            dob=dob.group(1) if dob else None,
-            email=email.group(0) if email else None,
-            payment=payment.group(0).lower() if payment else None,
-        )
+        return _profile(str(known), str(reason), str(extra))
 
     def values(self, item: str) -> tuple[str, ...]:
         """The known values of an identity item (empty when unknown)."""
@@ -135,6 +121,27 @@ class Profile:
         if isinstance(value, tuple):
             return value
         return (value,) if value else ()
+
+
+@lru_cache(maxsize=1024)
+def _profile(known: str, reason: str, extra: str) -> Profile:
+    """:meth:`Profile.from_task`'s work, once per scenario text (a reset repeats it otherwise)."""
+    user_id = USER_ID_RE.search(known)
+    name = NAME_RE.search(known)
+    email = EMAIL_RE.search(known)
+    dob = DOB_RE.search(known)
+    paying = " ".join(s for s in _sentences(f"{known}\n{extra}") if _PAYING_RE.search(s))
+    payment = PAYMENT_RE.search(paying)
+    ids = RESERVATION_ID_RE.findall(f"{known}\n{reason}")
+    return Profile(
+        request=_request(reason),
+        user_id=user_id.group(0) if user_id else None,
+        name=name.group(1) if name else None,
+        reservation_ids=tuple(dict.fromkeys(ids)),
+        dob=dob.group(1) if dob else None,
+        email=email.group(0) if email else None,
+        payment=payment.group(0).lower() if payment else None,
+    )
 
 
 # -- the rules --------------------------------------------------------------------------------

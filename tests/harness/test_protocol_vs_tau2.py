@@ -23,7 +23,7 @@ from airline_gym.cli.main import main as airline_gym_main
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.testing.openai_server import OpenAIServer, Reply
 
-pytestmark = pytest.mark.reference
+pytestmark = [pytest.mark.reference, pytest.mark.long]
 
 TAU2 = shutil.which("tau2") or str(Path(sys.executable).with_name("tau2"))
 GOLD, NORMAL, ERRORS, STOPS, MIXED = "7", "0", "5", "10", "11"

@@ -10,6 +10,7 @@ in process, and that every session's env is closed when its client leaves.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 import sys
@@ -19,33 +20,27 @@ from pathlib import Path
 
 import pytest
 
+from airline_gym.cli import serve
+
 
 def import_openenv_client():
-    """``openenv.GenericEnvClient``, imported without openenv-core's optional gradio web UI.
+    """``openenv.GenericEnvClient``, imported as ``airline-gym serve`` imports openenv-core.
 
-    Importing the client imports ``openenv.core.env_server``, which imports gradio when it is
-    installed (about 6 s of CPU of the module's 9 here) only to offer a web UI nobody uses in
-    these tests; it already does without it when gradio is absent. gradio stays importable after.
+    That is without gradio (``serve.without_module``): openenv-core's server package imports it
+    for a web UI nobody uses here, two thirds of this module's import time.
     """
-    blocked = "gradio" not in sys.modules
-    if blocked:
-        sys.modules["gradio"] = None  # type: ignore[assignment]  # import gradio -> ImportError
-    try:
+    with serve.without_module("gradio"):
         if os.environ.get("CI"):  # CI installs the extra: a missing library must fail, not skip
             from openenv import GenericEnvClient
         else:
             pytest.importorskip("openenv.core")
             from openenv import GenericEnvClient
-    finally:
-        if blocked:
-            del sys.modules["gradio"]
     return GenericEnvClient
 
 
 GenericEnvClient = import_openenv_client()
 
 from airline_gym.agents import GoldAgent, NoOpAgent  # noqa: E402
-from airline_gym.cli import serve  # noqa: E402
 from airline_gym.cli.main import build_parser  # noqa: E402
 from airline_gym.cli.main import main as cli_main  # noqa: E402
 from airline_gym.env.airline_env import AirlineEnv  # noqa: E402
@@ -239,3 +234,12 @@ def test_serve_command_reports_bad_settings_in_one_line(capsys):
     )
     assert cli_main(["serve", "--tasks", "/nonexistent/tasks.json"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_without_module_hides_a_library_only_inside(monkeypatch):
+    monkeypatch.delitem(sys.modules, "colorsys", raising=False)
+    with serve.without_module("colorsys"), pytest.raises(ImportError):
+        importlib.import_module("colorsys")
+    module = importlib.import_module("colorsys")  # importable again after
+    with serve.without_module("colorsys"):  # already imported: left alone
+        assert importlib.import_module("colorsys") is module

@@ -154,12 +154,12 @@ def test_readme_example_and_script_on_the_running_ray(local_ray, tmp_path, capsy
     # collect() leaves a running Ray alone: the script's bogus address is never dialled
     out = tmp_path / "gold.jsonl"
     argv = ["--tasks", "17,3", "--seeds", "2", "--out", str(out), "--address", "ray://unused:1"]
-    argv += ["--chunk-size", "3"]  # chunks of 3 and 1 jobs
+    argv += ["--chunk-size", "3", "--num-workers", "1"]  # chunks of 3 and 1 jobs; one actor
     assert run_script(argv) == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(r["task_id"], r["seed"]) for r in rows] == [("17", 0), ("17", 1), ("3", 0), ("3", 1)]
     assert all(r["reward"] == 1.0 for r in rows)
-    assert "4 episodes on 2 workers" in capsys.readouterr().out
+    assert "4 episodes, 1 Ray worker(s), " in capsys.readouterr().out
 
 
 def run_script(argv):

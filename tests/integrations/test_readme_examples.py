@@ -24,7 +24,8 @@ def test_every_marked_example_is_run_by_a_test():
     assert {"export", "ray", "openenv", "trl"} <= set(found)
     sources = "\n".join(p.read_text() for p in TESTS.rglob("test_*.py"))
     for name in found:
-        called = rf"""(run_example|readme_example)\(\s*["']{re.escape(name)}["']"""
+        quoted = rf"""["']{re.escape(name)}["']"""
+        called = rf"(run_example|readme_example)\(\s*{quoted}|example: {re.escape(name)}\b"
         assert re.search(called, sources), f"no test runs the README example {name!r}"
 
 

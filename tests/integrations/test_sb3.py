@@ -134,6 +134,7 @@ def _run_example(
     return untrained, final
 
 
+@pytest.mark.long
 def test_short_ppo_run_improves_on_the_untrained_policy(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -374,7 +374,8 @@ def test_tool_choice_sent_only_when_set(server: OpenAIServer) -> None:
 
 
 def test_num_retries_makes_as_many_requests_as_litellms(server: OpenAIServer) -> None:
-    """``num_retries=3`` costs the wire what litellm's own ``num_retries=3`` costs (measured)."""
+    """``num_retries=3`` costs the wire what litellm's own ``num_retries=3`` costs over openai 3
+    (measured); over openai 2 litellm's costs more (see the end)."""
     from airline_gym.llm import load_litellm
 
     litellm = load_litellm()
@@ -393,7 +394,13 @@ def test_num_retries_makes_as_many_requests_as_litellms(server: OpenAIServer) ->
         LiteLLMChatModel(
             "openai/scripted", api_base=server.base_url, num_retries=3, backoff=0.01
         ).complete(MESSAGES)
-    assert len(server.requests) == litellms == 4 == info.value.attempts
+    assert len(server.requests) == 4 == info.value.attempts
+    # litellm's own count depends on the openai SDK under it (measured, litellm 1.110): openai 3
+    # leaves the retries to litellm (4 requests); openai 2, which the verifiers extra pins
+    # (openai<3), also retries each of litellm's attempts (2 * 3 + 1 = 7)
+    import openai
+
+    assert litellms == (4 if int(openai.__version__.split(".")[0]) >= 3 else 7)
 
 
 def test_max_retries_is_another_name_for_num_retries() -> None:

@@ -541,6 +541,7 @@ def test_bench_help_lists_the_flag() -> None:
 
 
 @pytest.mark.reference
+@pytest.mark.long
 def test_bench_vs_reference_measures_both_sides() -> None:
     if reference_missing() is not None:
         pytest.skip("the tau2 reference is not installed")

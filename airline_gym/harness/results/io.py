@@ -175,12 +175,7 @@ class Results:
 
     def to_dict(self) -> JSONObject:
         """The file's JSON object."""
-        return {
-            "timestamp": self.timestamp,
-            "info": self.info,
-            "tasks": self.tasks,
-            "simulations": self.simulations,
-        }
+        return {key: getattr(self, key) for key in ("timestamp", "info", "tasks", "simulations")}
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write atomically (temp file, then rename): a crash never leaves a partial file."""
