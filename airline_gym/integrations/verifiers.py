@@ -27,10 +27,12 @@ loader imports the top-level module ``airline_gym_verifiers``, which re-exports 
 ``vf-eval airline-gym-verifiers -m MODEL`` and prime-rl's env id use it; in Python,
 :func:`load_environment` returns the same ``vf.Env``.
 
-An episode that ends in ``agent_error`` (the model call failed, or its reply was unusable)
-fails the rollout with that cause, so verifiers' retries and error counts see it, unless a
-verifiers limit (``max_turns``, token caps, a stop) refused the call: then the episode is graded
-where it stopped (0), as is one cut short by the rollout timeout.
+An episode that ends in ``agent_error`` (the model's call failed, or its reply was unusable) or
+``user_error`` (the LLM customer's call failed) fails the rollout with that cause, as a
+``HarnessError`` or a ``TaskError``, so verifiers' retries and error counts see it, unless a
+verifiers limit (``max_turns``, token caps, a stop) refused the model's call: then the episode is
+graded where it stopped (0), as is one cut short by the rollout timeout. The model is sampled at
+the reference agent's temperature 0 unless verifiers' sampling config sets one.
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ PLUGIN_ID = "airline-gym-verifiers"
 #: Every way an episode ends: each is a 0/1 metric ``terminated_<reason>``.
 TERMINATIONS = (AGENT_STOP, USER_STOP, MAX_STEPS, TOO_MANY_ERRORS, AGENT_ERROR, USER_ERROR)
 _INFO = "airline"  # the trace.info key of the episode summary
+#: Endings that are failures, not grades: the model's call (or reply) failed, the customer's did.
+_FAILURES = {AGENT_ERROR: vf.HarnessError, USER_ERROR: vf.TaskError}
 
 
 class AirlineTaskData(vf.TaskData):
@@ -233,7 +237,6 @@ class AirlineTaskset(vf.Taskset[AirlineTask, AirlineTasksetConfig]):
 class AirlineHarness(vf.Harness[vf.HarnessConfig]):
     """Plays the rollout's episode in-process; every model call goes through verifiers."""
 
-    APPENDS_SYSTEM_PROMPT = True
     EXECUTES_CODE = False
     NEEDS_CONTAINER = False
 
@@ -263,8 +266,11 @@ class AirlineHarness(vf.Harness[vf.HarnessConfig]):
             if env.episode is None or env.episode.done:
                 trace.state._env = None
                 env.close()
-        if result.termination_reason == AGENT_ERROR and trace.stop_condition is None:
-            raise vf.HarnessError(f"the agent could not act: {result.error}")
+        failed = _FAILURES.get(result.termination_reason)
+        if failed is not None and trace.stop_condition is None:  # not a verifiers limit
+            raise failed(
+                f"the episode could not go on ({result.termination_reason}): {result.error}"
+            )
         return vf.ProgramResult(exit_code=0, stdout="", stderr="")
 
 

@@ -125,18 +125,19 @@ def test_vf_eval_rewards_are_the_env_grades(tau2_tasks, tmp_path):
     assert sorted(line["traces"][0]["task"]["data"]["id"] for line in lines) == ["17", "3"]
 
 
-def test_llm_customer_and_failed_model_calls():
-    """``task.user = "llm"`` puts an LLM customer in the episode; a model call that fails is a
-    failed rollout (verifiers' error, which its retries see), not a zero grade."""
-    customer = OpenAIServer(default=Reply("I need to change my flight, please."))
-    with customer, OpenAIServer([Reply(tool_calls=[DONE_CALL])]) as model:
-        llm_user = {"api_base": customer.base_url, "api_key": "sk-test"}
+def test_llm_customer_and_failed_calls():
+    """``task.user = "llm"`` puts an LLM customer in the episode; a model or customer call that
+    fails is a failed rollout (verifiers' error, which its retries see), not a zero grade."""
+    opener = Reply("I need to change my flight, please.")
+    customer = OpenAIServer([opener, opener], default=Reply(fault="500"))  # 3rd rollout: 500
+    with customer, OpenAIServer([Reply(tool_calls=[DONE_CALL])]) as model:  # 2nd rollout: 500
+        llm_user = {"api_base": customer.base_url, "api_key": "sk-test", "num_retries": 0}
         env = load_environment(
             task_ids=["17"],
             task={"user": "llm", "user_model": "openai/customer", "user_llm_args": llm_user},
         )
         assert isinstance(env, vf.Env) and env.config.taskset.id == PLUGIN_ID
-        first, failed = play(env, model.base_url, rollouts=2)  # then the script runs out: 500
+        first, failed, no_customer = play(env, model.base_url, rollouts=3)
     assert model.requests[0]["messages"][2] == {
         "role": "user",
         "content": "I need to change my flight, please.",
@@ -148,6 +149,12 @@ def test_llm_customer_and_failed_model_calls():
     bad = failed.traces[0]
     assert not failed.ok and not bad.ok and bad.errors and bad.rewards == {}
     assert bad.info["airline"]["termination_reason"] == "agent_error"
+    # verifiers reports the provider's own failure, which the harness's error was caused by
+    assert bad.stop_condition == "provider_error" and "500" in bad.errors[-1].message
+    bad = no_customer.traces[0]
+    assert not no_customer.ok and bad.stop_condition == "task_error" and bad.rewards == {}
+    assert bad.info["airline"]["termination_reason"] == "user_error"
+    assert len(model.requests) == 2  # the episode without a customer never asked the model
 
 
 def test_limits_grade_the_episode_where_it_stopped():
