@@ -143,6 +143,7 @@ def replay(task_id: str, seed: int, script: str, tasks) -> float:
     return reward
 
 
+@pytest.mark.long  # ~20 s: a real GRPOTrainer on CPU
 def test_grpo_trainer_trains_two_steps_with_env_rewards(tau2_tasks, tmp_path, monkeypatch):
     from transformers import TrainerCallback
     from trl import GRPOConfig
