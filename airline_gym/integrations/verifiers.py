@@ -53,16 +53,12 @@ from airline_gym.domain.grading import (
 )
 from airline_gym.domain.tasks import DEFAULT_TASK_SET
 from airline_gym.env.airline_env import AirlineEnv
-from airline_gym.errors import MissingDependencyError
+from airline_gym.errors import require
 from airline_gym.harness.runner import arun_episode
 from airline_gym.integrations.task_rows import task_seeds
 
-try:
-    import verifiers.v1 as vf
-except ImportError:  # pragma: no cover - the message names the extra
-    raise MissingDependencyError(
-        "airline_gym.integrations.verifiers", "verifiers", "verifiers"
-    ) from None
+require("verifiers.v1", "verifiers", "airline_gym.integrations.verifiers")  # names the extra
+import verifiers.v1 as vf  # noqa: E402 - after the check, so a missing extra reads clearly
 
 __all__ = [
     "PLUGIN_ID",
