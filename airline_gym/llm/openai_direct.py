@@ -1,26 +1,22 @@
-"""The common case, cheaply: an OpenAI-compatible server at ``api_base``, reached with aiohttp.
+"""The common case, cheaply: an OpenAI-compatible server at ``api_base``, reached directly.
 
 Used instead of litellm when the model is ``openai/...`` with an ``api_base`` and the request
 uses only plain chat parameters; anything else goes through litellm. The request body is the
 one litellm would send (same keys, same order, ``None`` values dropped from messages), which
 ``tests/llm/test_direct.py`` checks against litellm itself. One keep-alive connection pool per
-event loop; nothing litellm does per call (logging, cost lookups, pydantic objects) is done
-here. aiohttp (a litellm dependency) rather than httpx: measured on this path, 1.3 ms of CPU
-per request against httpx's 2.6-3.6 ms.
+event loop (:mod:`~airline_gym.llm.http11`); nothing litellm does per call (logging, cost
+lookups, pydantic objects) is done here. Measured on this path, CPU per request: httpx
+2.6-3.6 ms, aiohttp and h11 on asyncio streams ~0.45 ms (why h11: :mod:`~airline_gym.llm.http11`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import weakref
-from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
+from airline_gym.llm.http11 import post
 from airline_gym.llm.wire import decode_reply, encode_body, request_headers
-
-if TYPE_CHECKING:
-    import aiohttp
 
 __all__ = ["DIRECT_PARAMS", "direct_body", "post_chat"]
 
@@ -49,8 +45,6 @@ _ALLOWED_EXTRA = frozenset(DIRECT_PARAMS) | {"extra_body", "caching"}
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
 # model families litellm rewrites parameters for (max_tokens, temperature...): litellm only
 _REWRITTEN_FAMILIES = ("o1", "o3", "o4", "gpt-5", "codex", "computer-use")
-
-_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pool] = weakref.WeakKeyDictionary()
 
 
 def _plain_message(message: Any) -> dict[str, Any] | None:
@@ -94,42 +88,6 @@ def direct_body(
     return body
 
 
-class _Pool:
-    """One ``aiohttp`` session per event loop, closed when the loop shuts down.
-
-    ``asyncio.run`` closes every live async generator before closing its loop; a started
-    generator owned by the pool is the hook that closes the session there.
-    """
-
-    def __init__(self) -> None:
-        import aiohttp
-
-        connector = aiohttp.TCPConnector(limit=0, limit_per_host=0, keepalive_timeout=60)
-        self.session = aiohttp.ClientSession(
-            connector=connector, timeout=aiohttp.ClientTimeout(total=None)
-        )
-        self._closer = self._close_at_shutdown()
-
-    async def start(self) -> None:
-        await self._closer.__anext__()
-
-    async def _close_at_shutdown(self) -> AsyncIterator[None]:
-        try:
-            yield
-        finally:
-            await self.session.close()
-
-
-async def _session() -> aiohttp.ClientSession:
-    loop = asyncio.get_running_loop()
-    pool = _pools.get(loop)
-    if pool is None or pool.session.closed:
-        pool = _pools[loop] = _Pool()
-        await pool.start()
-        log.debug("new connection pool for event loop %#x", id(loop))
-    return pool.session
-
-
 async def post_chat(
     api_base: str, api_key: str | None, body: dict[str, Any], timeout: float | None
 ) -> dict[str, Any]:
@@ -138,13 +96,6 @@ async def post_chat(
     ``timeout`` bounds connecting and each socket read (the caller bounds the whole request);
     a request that is cancelled closes its connection.
     """
-    import aiohttp
-
     url = api_base.rstrip("/") + "/chat/completions"
-    data = encode_body(body)
-    session = await _session()
-    limits = aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout)
-    headers = request_headers(api_key)
-    async with session.post(url, data=data, headers=headers, timeout=limits) as response:
-        content = await response.read()
-        return decode_reply(response.status, content, response.headers)
+    status, content, headers = await post(url, encode_body(body), request_headers(api_key), timeout)
+    return decode_reply(status, content, headers)

@@ -25,6 +25,7 @@ import importlib
 import itertools
 import json
 import os
+import random
 import sys
 import threading
 import time
@@ -40,7 +41,20 @@ _CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def process_cpu_seconds(pid: int) -> float | None:
-    """User + system CPU seconds of process ``pid`` (all its threads), from ``/proc``."""
+    """CPU seconds of process ``pid``: its live threads' run time (``schedstat``, in ns), else
+    user + system time in clock ticks (10 ms) from ``/proc/PID/stat``."""
+    try:
+        total = 0
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as stat:
+                    total += int(stat.read().split()[0])
+            except OSError:  # the thread ended meanwhile
+                continue
+        if total:
+            return total / 1e9
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
             fields = stat.read().rsplit(b")", 1)[1].split()
@@ -59,6 +73,7 @@ class Stats:
         self.watch_pid: int | None = None
         self.cpu_first: float | None = None
         self.cpu_last: float | None = None
+        self.cpu_marks: list[float] = []  # the watched process's CPU as each reply is made
 
     def arrived(self, now: float) -> None:
         self.requests += 1
@@ -69,6 +84,8 @@ class Stats:
 
     def answered(self) -> None:
         self.cpu_last = self._cpu()
+        if self.cpu_last is not None:
+            self.cpu_marks.append(self.cpu_last)
 
     def _cpu(self) -> float | None:
         return None if self.watch_pid is None else process_cpu_seconds(self.watch_pid)
@@ -81,10 +98,17 @@ class FastOpenAIServer:
     """``POST /v1/chat/completions`` answered by ``responder``; a context manager."""
 
     def __init__(
-        self, responder: Responder, host: str = "127.0.0.1", port: int = 0, latency: float = 0.0
+        self,
+        responder: Responder,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        latency: float = 0.0,
+        jitter: float = 0.0,
     ) -> None:
         self.responder = responder
         self.latency = latency  # seconds before each reply (a model's decoding time)
+        self.jitter = jitter  # each delay is latency * uniform(1 - jitter, 1 + jitter)
+        self._delays = random.Random(0)  # seeded: the same delays run after run
         self.host, self.port = host, port
         self.stats = Stats()
         self.base_url = ""
@@ -157,7 +181,8 @@ class FastOpenAIServer:
                 raw = await reader.readexactly(length) if length else b""
                 status, payload, body = self._handle(head.split(b" ", 2), raw)
                 if body is not None and self.latency > 0:
-                    await asyncio.sleep(self.latency)
+                    spread = self._delays.uniform(1 - self.jitter, 1 + self.jitter)
+                    await asyncio.sleep(self.latency * spread)
                 writer.write(
                     b"HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
                     b"Content-Length: %d\r\n\r\n"
@@ -244,8 +269,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--responder", required=True, help="MODULE:FUNCTION (or a class)")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds before each reply")
+    parser.add_argument("--jitter", type=float, default=0.0, help="spread of the latency (0-1)")
     args = parser.parse_args(argv)
-    server = FastOpenAIServer(_load(args.responder), port=args.port, latency=args.latency)
+    server = FastOpenAIServer(
+        _load(args.responder), port=args.port, latency=args.latency, jitter=args.jitter
+    )
 
     async def run() -> None:
         await server.serve()

@@ -90,7 +90,7 @@ def test_direct_body_is_litellms(server: OpenAIServer, case: str) -> None:
     direct = model(server, True, **settings)
     assert direct.direct_body(HISTORY, tools) is not None  # really the direct path
     direct.complete(HISTORY, tools)  # blocking: http.client in this thread
-    asyncio.run(direct.acomplete(HISTORY, tools))  # async: aiohttp
+    asyncio.run(direct.acomplete(HISTORY, tools))  # async: h11 on asyncio streams
     model(server, False, **settings).complete(HISTORY, tools)
     blocking, non_blocking, litellms = (json.dumps(body) for body in server.requests)
     assert blocking == non_blocking == litellms  # same keys, same order, same values
@@ -159,3 +159,23 @@ def test_the_body_encoding_is_json_dumps_even_when_the_tools_change_in_place() -
     assert len(seen) == 6
     odd = {"model": "m", "messages": [], "tools": [{"x": (1, 2)}]}  # not marshal-exact JSON
     assert encode_body(odd) == json.dumps(odd).encode()
+
+
+def test_the_async_path_keeps_one_connection_alive_and_says_when_each_request_left(
+    server: OpenAIServer,
+) -> None:
+    from airline_gym.llm import http11
+
+    sent: list[bool] = []
+    model = LiteLLMChatModel("openai/m", api_base=server.base_url)
+
+    async def three() -> list[str | None]:
+        return [(await model.acomplete(HISTORY)).content for _ in range(3)]
+
+    http11.SENT_HOOKS.append(sent.append)
+    try:
+        answers = asyncio.run(three())
+    finally:
+        http11.SENT_HOOKS.remove(sent.append)
+    assert answers == ["ok"] * 3 and len(server.requests) == 3
+    assert sent == [True, False, False]  # one connection, opened by the first request only

@@ -28,6 +28,8 @@ def well_formed(figures: Figures, sims: int, trials: int) -> None:
         assert math.isfinite(value) and value > 0
     assert figures.first_to_last < figures.wall and figures.to_first_request < figures.wall
     assert figures.cpu_per_request is not None and 0 < figures.cpu_per_request < figures.wall
+    steady = figures.cpu_per_request_steady
+    assert steady is not None and 0 < steady < figures.wall
     assert figures.cpu_to_first_request is not None and figures.cpu_to_first_request > 0
     assert figures.peak_rss_mib > 10
     assert figures.sims_per_min > 0 and figures.sims_per_min_requests > figures.sims_per_min
@@ -46,15 +48,18 @@ def test_ours_runs_and_scores_every_gold_script(tmp_path: Path) -> None:
 
 
 def test_in_flight_rewards_equal_the_sequential_run() -> None:
-    flight = bench_e2e.run_in_flight(episodes=60, latency=0.2)
+    flight = bench_e2e.run_in_flight(episodes=60, latency=0.05)
     assert flight.episodes == 60 and flight.rewards_match and flight.isolated
     assert flight.requests == expected_requests(1) * 6
+    assert flight.timed_requests == flight.requests  # every request's ready -> sent was timed
+    assert 0 < flight.ready_to_sent_p50 <= flight.ready_to_sent_p99 <= flight.ready_to_sent_max
+    assert flight.ready_to_sent_max < flight.wall
     assert 0 <= flight.turnaround_p50 <= flight.turnaround_p99 < flight.wall
     assert 0 <= flight.loop_lag_p99 <= flight.loop_lag_max < flight.wall
     report = bench_e2e.format_report(
         Figures("x", 1, 1.0, 2, 0.5, 0.1, 0.1, 0.001, 50.0, [1.0]), None, flight
     )
-    assert "60 episodes in flight" in report and "p99" in report
+    assert "60 episodes in flight" in report and "ready request -> sent" in report
 
 
 @pytest.mark.reference
