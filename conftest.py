@@ -2,8 +2,8 @@
 
 ``python -m pytest --doctest-modules airline_gym`` would import every module of the package in
 every xdist worker, and the integrations import torch, transformers, openenv-core, Ray or
-verifiers (seconds each) though none of them has a doctest. Modules without a ``>>>`` line are
-left out of collection; the import graph of all modules is checked by ``tests/test_architecture.py``.
+verifiers (seconds each) though none of them has a doctest. Modules without a ``>>>`` line
+are left out of collection; ``tests/test_architecture.py`` checks every module's imports.
 """
 
 from __future__ import annotations
