@@ -181,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
         progress.update("domain figures (1 of 2)")
         figures = run_benchmarks(args.repeat, str(args.task))
         progress.update("env figures (2 of 2)")
-        figures.update(env_figures(args.repeat))
+        # live envs for the memory figure: 1,000 by default, fewer for a quick --repeat
+        figures.update(env_figures(args.repeat, live_envs=min(1000, max(50, args.repeat))))
     print(json.dumps(figures) if args.json else format_figures(figures))
     return 0

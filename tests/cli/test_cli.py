@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -32,6 +34,25 @@ def cli(*args: str, stdin: str | None = None, env: dict[str, str] | None = None)
         timeout=120,
         env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})},
     )
+
+
+def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """Run ``main(ARGS)`` in this process, with its own stdin, stdout and stderr.
+
+    For the many bad-argument cases: an interpreter start per case costs about a second, and
+    ``main`` is exactly what the console script runs (the happy paths above use a subprocess).
+    """
+    out, err = io.StringIO(), io.StringIO()
+    saved_stdin, sys.stdin = sys.stdin, io.StringIO(stdin)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # argparse's usage errors
+                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        sys.stdin = saved_stdin
+    return subprocess.CompletedProcess(["airline-gym", *args], code, out.getvalue(), err.getvalue())
 
 
 def assert_one_line_error(done: subprocess.CompletedProcess[str], code: int, text: str) -> None:
@@ -81,7 +102,7 @@ def test_every_command_help_has_examples(name):
 
 
 def test_unknown_command_is_one_line():
-    assert_one_line_error(cli("fly"), 2, "invalid choice: 'fly'")
+    assert_one_line_error(run_cli("fly"), 2, "invalid choice: 'fly'")
 
 
 # --- demo ------------------------------------------------------------------------------------
@@ -108,7 +129,7 @@ def test_demo_noop_shows_what_differs():
     ],
 )
 def test_demo_bad_arguments(args, code, text):
-    assert_one_line_error(cli("demo", *args), code, text)
+    assert_one_line_error(run_cli("demo", *args), code, text)
 
 
 def test_demo_with_an_llm_agent(capsys):
@@ -160,15 +181,17 @@ def test_eval_prints_a_summary_and_writes_the_file(tmp_path):
     ],
 )
 def test_eval_bad_arguments(args, code, text, tmp_path):
-    assert_one_line_error(cli("eval", *args), code, text)
+    assert_one_line_error(run_cli("eval", *args), code, text)
 
 
 def test_eval_refuses_to_overwrite_and_to_resume_something_else(runs, tmp_path):
     copy = tmp_path / "noop.json"
     copy.write_text(runs["noop"].read_text())
     args = ["eval", "--agent", "noop", "--task-ids", "0,2,3", "--out", str(copy)]
-    assert_one_line_error(cli(*args), 2, "exists: pass --resume")
-    assert_one_line_error(cli(*args, "--resume", "--seed", "5"), 2, "--seed 300, this run has 5")
+    assert_one_line_error(run_cli(*args), 2, "exists: pass --resume")
+    assert_one_line_error(
+        run_cli(*args, "--resume", "--seed", "5"), 2, "--seed 300, this run has 5"
+    )
     broken = tmp_path / "broken.json"
     broken.write_text("{")
     done = cli("eval", "--agent", "noop", "--out", str(broken), "--resume")
@@ -195,8 +218,8 @@ def test_regrade_reads_our_results(runs):
 
 
 def test_regrade_bad_arguments(tmp_path):
-    assert_one_line_error(cli("regrade", str(tmp_path / "x.json")), 2, "no such file")
-    assert_one_line_error(cli("regrade"), 2, "the following arguments are required: FILE")
+    assert_one_line_error(run_cli("regrade", str(tmp_path / "x.json")), 2, "no such file")
+    assert_one_line_error(run_cli("regrade"), 2, "the following arguments are required: FILE")
 
 
 # --- tasks -----------------------------------------------------------------------------------
@@ -232,7 +255,7 @@ def test_tasks_filters(tau2_tasks):
     ],
 )
 def test_tasks_bad_arguments(args, code, text):
-    assert_one_line_error(cli("tasks", *args), code, text)
+    assert_one_line_error(run_cli("tasks", *args), code, text)
 
 
 # --- show ------------------------------------------------------------------------------------
@@ -263,7 +286,7 @@ def test_show_a_task(tau2_tasks):
     ],
 )
 def test_show_bad_arguments(args, code, text):
-    assert_one_line_error(cli("show", *args), code, text)
+    assert_one_line_error(run_cli("show", *args), code, text)
 
 
 # --- play ------------------------------------------------------------------------------------
@@ -313,7 +336,7 @@ def test_play_text_calls_typos_and_end_of_input():
     ],
 )
 def test_play_bad_arguments(args, code, text):
-    assert_one_line_error(cli("play", *args, stdin=""), code, text)
+    assert_one_line_error(run_cli("play", *args, stdin=""), code, text)
 
 
 # --- audit -----------------------------------------------------------------------------------
@@ -343,7 +366,7 @@ def test_audit_on_the_tau3_tasks(tau3_tasks):
     ],
 )
 def test_audit_bad_arguments(args, code, text):
-    assert_one_line_error(cli("audit", *args), code, text)
+    assert_one_line_error(run_cli("audit", *args), code, text)
 
 
 # --- compare ---------------------------------------------------------------------------------
@@ -367,14 +390,14 @@ def test_compare_two_runs(runs):
 
 def test_compare_bad_arguments(runs, tmp_path):
     missing = str(tmp_path / "nope.json")
-    assert_one_line_error(cli("compare", str(runs["noop"]), missing), 2, "no such file")
+    assert_one_line_error(run_cli("compare", str(runs["noop"]), missing), 2, "no such file")
     broken = tmp_path / "broken.json"
     broken.write_text("[1, 2]")
-    assert_one_line_error(cli("compare", str(broken), str(runs["noop"])), 2, "simulation 0")
-    assert_one_line_error(cli("compare", str(runs["noop"])), 2, "required: B.json")
+    assert_one_line_error(run_cli("compare", str(broken), str(runs["noop"])), 2, "simulation 0")
+    assert_one_line_error(run_cli("compare", str(runs["noop"])), 2, "required: B.json")
 
 
 # --- bench -----------------------------------------------------------------------------------
 def test_bench_bad_arguments():
-    assert_one_line_error(cli("bench", "--repeat", "0"), 2, "--repeat must be at least 1")
-    assert_one_line_error(cli("bench", "--repeat", "x"), 2, "invalid int value")
+    assert_one_line_error(run_cli("bench", "--repeat", "0"), 2, "--repeat must be at least 1")
+    assert_one_line_error(run_cli("bench", "--repeat", "x"), 2, "invalid int value")

@@ -7,6 +7,7 @@ import inspect
 import time
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -352,31 +353,50 @@ _BASE = _LEAF | _join(st.just("("), _SIMPLE, st.just(")"))
 _POWER = _join(_BASE, _SPACE, st.just("**"), _SPACE, _EXPONENT)
 EXPRESSIONS = st.recursive(_LEAF | _POWER, _no_power, max_leaves=12)
 
-_DIFFERENTIAL = settings(
-    derandomize=True,
-    max_examples=2000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+
+def _sizes(full: int) -> list[Any]:
+    """Examples per run: a tenth by default, all ``full`` in the ``long`` run (derandomized, so
+    the default run's examples are the first of the long run's)."""
+    return [
+        pytest.param(full // 10, id="default"),
+        pytest.param(full, id="long", marks=pytest.mark.long),
+    ]
 
 
-@_DIFFERENTIAL
-@given(EXPRESSIONS)
-def test_differential__random_arithmetic_matches_eval(expression: str) -> None:
-    _assert_matches(expression, _oracle(expression))
+def _differential(examples: int) -> settings:
+    return settings(
+        derandomize=True,
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
 
 
-@settings(derandomize=True, max_examples=2000, deadline=None)
-@given(st.text(alphabet="0123456789+-*/(). ", max_size=12))
-def test_differential__random_strings_over_the_alphabet_match_eval(expression: str) -> None:
-    if "**" in expression:  # e.g. "9**9**9": the oracle would not finish
-        return
-    expected = _oracle(expression)
-    got = _ours(expression)
-    if got.startswith("Error: Unsupported expression: argument unpacking"):
-        assert expected.startswith("Error: ")  # the one refusal of our own
-    else:
-        _assert_matches(expression, expected)
+@pytest.mark.parametrize("examples", _sizes(2000))
+def test_differential__random_arithmetic_matches_eval(examples: int) -> None:
+    @_differential(examples)
+    @given(EXPRESSIONS)
+    def check(expression: str) -> None:
+        _assert_matches(expression, _oracle(expression))
+
+    check()
+
+
+@pytest.mark.parametrize("examples", _sizes(2000))
+def test_differential__random_strings_over_the_alphabet_match_eval(examples: int) -> None:
+    @_differential(examples)
+    @given(st.text(alphabet="0123456789+-*/(). ", max_size=12))
+    def check(expression: str) -> None:
+        if "**" in expression:  # e.g. "9**9**9": the oracle would not finish
+            return
+        expected = _oracle(expression)
+        got = _ours(expression)
+        if got.startswith("Error: Unsupported expression: argument unpacking"):
+            assert expected.startswith("Error: ")  # the one refusal of our own
+        else:
+            _assert_matches(expression, expected)
+
+    check()
 
 
 _BIG_LEAF = st.builds(  # (±base)**exponent with about 0.5 to 3 times MAX_INT_BITS bits
@@ -402,12 +422,16 @@ def _big_combinations(children: st.SearchStrategy[str]) -> st.SearchStrategy[str
     )
 
 
-@settings(derandomize=True, max_examples=1000, deadline=None)
-@given(st.recursive(_BIG_OPERAND, _big_combinations, max_leaves=4))
-def test_differential__big_integers_match_eval_or_refuse(expression: str) -> None:
-    got = _ours(expression)
-    if not got.startswith(TOO_LARGE):  # refusing is allowed; a wrong answer is not
-        _assert_matches(expression, _oracle(expression))
+@pytest.mark.parametrize("examples", _sizes(1000))
+def test_differential__big_integers_match_eval_or_refuse(examples: int) -> None:
+    @_differential(examples)
+    @given(st.recursive(_BIG_OPERAND, _big_combinations, max_leaves=4))
+    def check(expression: str) -> None:
+        got = _ours(expression)
+        if not got.startswith(TOO_LARGE):  # refusing is allowed; a wrong answer is not
+            _assert_matches(expression, _oracle(expression))
+
+    check()
 
 
 # --- the real reference tool ----------------------------------------------------------------------

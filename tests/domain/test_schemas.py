@@ -27,6 +27,7 @@ def test_each_schema_equals_the_reference_byte_for_byte() -> None:
 
 
 @pytest.mark.reference
+@pytest.mark.long  # ~10 s: imports the reference's gym package
 def test_done_schema_equals_the_reference_gym_tool() -> None:
     tool = pytest.importorskip("tau2.environment.tool")
     gym_agent = pytest.importorskip("tau2.gym.gym_agent")

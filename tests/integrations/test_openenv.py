@@ -172,6 +172,7 @@ def test_one_episode_equals_the_in_process_episode(server, tau2_tasks):
     assert info["messages"] == expected.messages and state["step_count"] == expected.steps
 
 
+@pytest.mark.long  # ~10 s
 def test_200_concurrent_sessions_are_isolated_and_graded_as_in_process(
     server, sessions, tau2_tasks
 ):

@@ -91,6 +91,7 @@ def summary(results) -> list[tuple]:
     return [(r.task_id, r.seed, r.reward, r.termination_reason, r.messages) for r in results]
 
 
+@pytest.mark.long  # Ray's start-up alone is 6-20 s here
 def test_thousands_of_episodes_keep_every_worker_busy(pool, tau2_tasks):
     ids = [t.id for t in tau2_tasks]
     jobs = [(ids[i % len(ids)], i) for i in range(2000)]
@@ -111,6 +112,7 @@ def test_thousands_of_episodes_keep_every_worker_busy(pool, tau2_tasks):
     print(f"\n2000 episodes on 2 workers in {seconds:.1f} s; episodes per worker {counts}")
 
 
+@pytest.mark.long  # Ray's start-up alone is 6-20 s here
 def test_a_slow_episode_does_not_hold_back_the_others(pool, tau2_tasks):
     """One slot per worker; job 0 is slow. A static split would queue half the jobs behind it."""
     fast = [t.id for t in tau2_tasks if t.id != "3"]
@@ -131,6 +133,7 @@ def test_a_slow_episode_does_not_hold_back_the_others(pool, tau2_tasks):
     print(f"\nskewed batch: {seconds:.2f} s for a {SLOW_SECONDS} s episode + 30 fast; {counts}")
 
 
+@pytest.mark.long  # Ray's start-up alone is 6-20 s here
 def test_a_kept_pool_reuses_its_envs_and_takes_agent_factories(pool):
     gold = pool.collect(JOBS, agent=GoldAgent)
     assert [(r.task_id, r.seed) for r in gold] == JOBS and all(r.reward == 1.0 for r in gold)
@@ -144,6 +147,7 @@ def test_a_kept_pool_reuses_its_envs_and_takes_agent_factories(pool):
     assert all(s["envs_built"] == 1 for s in pool.stats())  # one slot, one env, reused
 
 
+@pytest.mark.long  # Ray's start-up alone is 6-20 s here
 def test_readme_example_and_script_on_the_running_ray(local_ray, tmp_path, capsys):
     namespace = run_example("ray")  # collect() finds Ray running and uses it
     jobs = namespace["jobs"]

@@ -9,10 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-pytest.importorskip("stable_baselines3")
-
-from stable_baselines3.common.env_checker import check_env
+from extras import require
 
 from airline_gym.integrations.sb3 import (
     PADDINGS,
@@ -20,6 +17,8 @@ from airline_gym.integrations.sb3 import (
     ProgressReward,
     make_env,
 )
+
+require("stable_baselines3")
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sb3_ppo.py"
 
@@ -39,6 +38,8 @@ def _calls(env: CandidateActionWrapper) -> list[tuple[str, dict[str, object]]]:
 
 @pytest.mark.parametrize("padding", PADDINGS)
 def test_check_env_passes_without_warnings(padding: str) -> None:
+    from stable_baselines3.common.env_checker import check_env  # imports torch
+
     for env in (make_env(17, padding=padding), make_env(17, padding=padding, progress_reward=1.0)):
         with warnings.catch_warnings():
             warnings.simplefilter("error")

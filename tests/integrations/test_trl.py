@@ -11,19 +11,12 @@ from __future__ import annotations
 import copy
 import inspect
 import json
-import os
 import pickle
 import re
-import sys
-from pathlib import Path
 
 import pytest
-
-if os.environ.get("CI"):  # CI installs the extra: a missing library must fail, not skip
-    import transformers  # noqa: F401
-    import trl
-else:
-    trl = pytest.importorskip("trl")
+from extras import require
+from readme_examples import readme_example, run_example
 
 from airline_gym.env.airline_env import AirlineEnv
 from airline_gym.integrations.trl import (
@@ -36,9 +29,7 @@ from airline_gym.integrations.trl import (
     trl_schema,
 )
 
-sys.path.insert(0, str(Path(__file__).parent))
-from readme_examples import readme_example, run_example
-from tiny_policy import build_policy, build_tokenizer, tool_call_text
+require("trl", "transformers")
 
 
 def tool_methods(env: AirlineToolEnv) -> dict:
@@ -122,6 +113,8 @@ def script_calls(name: str, tasks) -> list[tuple[str, dict]]:
 
 
 def script_turns(name: str, tasks) -> list[str]:
+    from tiny_policy import tool_call_text  # imports torch and transformers
+
     return [tool_call_text(n, a) for n, a in script_calls(name, tasks)] + ["Goodbye."]
 
 
@@ -143,7 +136,9 @@ def replay(task_id: str, seed: int, script: str, tasks) -> float:
     return reward
 
 
+@pytest.mark.long  # ~20 s: a real GRPOTrainer on CPU
 def test_grpo_trainer_trains_two_steps_with_env_rewards(tau2_tasks, tmp_path, monkeypatch):
+    from tiny_policy import build_policy, build_tokenizer
     from transformers import TrainerCallback
     from trl import GRPOConfig
 

@@ -133,7 +133,7 @@ def reference() -> Iterator[ReferenceReplayer | None]:
     ("seed", "steps"),
     [
         (0, SOAK_STEPS),
-        (1, SOAK_STEPS),
+        pytest.param(1, SOAK_STEPS, marks=pytest.mark.long),
         pytest.param(0, FULL_SOAK_STEPS, marks=pytest.mark.slow),
         pytest.param(1, FULL_SOAK_STEPS, marks=pytest.mark.slow),
     ],

@@ -1,0 +1,43 @@
+"""The optional libraries of the integration tests, imported only when a test uses them.
+
+Collecting the suite imports every test module in every xdist worker, and torch, transformers,
+trl, stable-baselines3 or verifiers cost seconds each to import. A module states what it needs
+with :func:`require` (a cheap lookup, no import) and reaches a library through :func:`lazy`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+
+def require(*modules: str) -> None:
+    """Skip the calling test module when a library is absent; in CI (every extra is installed),
+    fail instead, so a broken install cannot pass as skipped tests."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if not missing:
+        return
+    if os.environ.get("CI"):
+        raise ImportError(f"CI installs every extra, but {', '.join(missing)} cannot be found")
+    pytest.skip(f"needs {', '.join(missing)}", allow_module_level=True)
+
+
+class LazyModule:
+    """A module imported on first attribute access (``lazy("verifiers.v1").Env``)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str) -> Any:
+        module: ModuleType = importlib.import_module(self._name)
+        return getattr(module, attribute)
+
+
+def lazy(name: str) -> Any:
+    """``name``, imported when first used."""
+    return LazyModule(name)
