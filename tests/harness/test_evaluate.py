@@ -466,3 +466,19 @@ def test_the_event_loop_path_sends_what_the_threaded_path_sends(protocol):
         ]
 
     assert outcome(looped) == outcome(threaded)
+
+
+def test_evaluate_called_from_inside_an_event_loop_still_runs():
+    """Inside a running loop (a notebook, an async app) evaluate cannot start its own loop: it
+    plays the episodes in threads and gives the same simulations."""
+    import asyncio
+
+    config = EvalConfig(task_ids=["0", "1", "2"], trials=2, concurrency=2)
+    outside = evaluate("gold", config)
+
+    async def inside() -> Results:
+        return evaluate("gold", config)
+
+    within = asyncio.run(inside())
+    assert without_timing(within.simulations) == without_timing(outside.simulations)
+    assert [sim_reward(s) for s in within.simulations] == [1.0] * 6
