@@ -32,14 +32,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from airline_gym.agents import BUILTIN_AGENTS, LiteLLMAgent
-from airline_gym.cli.options import local_api_key
+from airline_gym.cli.options import add_customer_arguments, local_api_key
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
 from airline_gym.errors import AgentError, ConfigError, require
 from airline_gym.harness.evaluate import (
@@ -56,6 +54,7 @@ from airline_gym.harness.results import (
     sim_reward,
     summarize,
 )
+from airline_gym.progress import Progress
 
 __all__ = ["add_arguments", "run"]
 
@@ -69,15 +68,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     agent.add_argument("--api-base", metavar="URL", help="OpenAI-compatible URL for the agent")
     agent.add_argument("--api-key", help="API key for the agent's model (default: from env)")
     agent.add_argument("--temperature", type=float, default=0.0, help="agent temperature (0)")
-    user = parser.add_argument_group("customer")
-    user.add_argument(
-        "--user",
-        choices=("scripted", "llm"),
-        help="scripted (offline) or llm; default llm if --user-model is given, else scripted",
+    add_customer_arguments(
+        parser.add_argument_group("customer"),
+        "--user-",
+        "scripted (offline) or llm; default llm if --user-model is given, else scripted",
+        "litellm model (default gpt-4.1)",
     )
-    user.add_argument("--user-model", metavar="MODEL", help="litellm model (default gpt-4.1)")
-    user.add_argument("--user-api-base", metavar="URL", help="OpenAI-compatible URL for the user")
-    user.add_argument("--user-api-key", help="API key for the user's model (default: from env)")
     llm = parser.add_argument_group("LLM calls (agent and customer)")
     llm.add_argument(
         "--timeout",
@@ -237,80 +233,43 @@ def _default_out(args: argparse.Namespace, config: EvalConfig) -> Path:
 
 
 class _ProgressDisplay:
-    """A rich progress bar on a terminal, else one plain line per finished simulation."""
+    """The eval's progress: a bar with the pass tally on a terminal, else a line per simulation."""
 
     def __init__(self, stream: Any = None) -> None:
-        self.stream = stream or sys.stderr
-        self._bar: Any = None
-        self._task: Any = None
-        self._rich = False
+        self.stream = stream
+        self._bar: Progress | None = None
         self._seen = self._wins = 0  # running tally: updating costs the same at 10 or 10,000
-        if self.stream.isatty():
-            try:
-                from rich.console import Console
-                from rich.progress import (
-                    BarColumn,
-                    MofNCompleteColumn,
-                    Progress,
-                    TextColumn,
-                    TimeElapsedColumn,
-                    TimeRemainingColumn,
-                )
-            except ImportError:
-                return
-            self._bar = Progress(
-                TextColumn("eval"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[status]}"),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                console=Console(file=self.stream),
-            )
-            self._rich = True
 
-    def __enter__(self) -> _ProgressDisplay:
-        if self._bar is not None:
-            self._bar.__enter__()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._bar is not None:
-            self._bar.__exit__(kind, exc, tb)
+    def _status(self) -> str:
+        seen, wins = self._seen, self._wins
+        return f"pass {wins}/{seen} ({wins / seen:.0%})" if seen else "pass -"
 
     def start(self, done: int, total: int, results: Results) -> None:
         """Show the starting point (simulations already in a resumed file)."""
         self._seen = len(results.simulations)
         self._wins = sum(is_success(sim_reward(s)) for s in results.simulations)
+        self._bar = Progress("eval", self.stream, total=total).__enter__()
         status = self._status()
-        if self._bar is not None:
-            self._task = self._bar.add_task("eval", total=total, completed=done, status=status)
-        elif done:
-            print(f"resuming: {done}/{total} simulations already done; {status}", file=self.stream)
-
-    def _status(self) -> str:
-        seen, wins = self._seen, self._wins
-        return f"pass {wins}/{seen} ({wins / seen:.0%})" if seen else "pass -"
+        line = f"resuming: {done}/{total} simulations already done; {status}" if done else None
+        self._bar.count(done, status, line)
 
     def update(self, sim: JSONObject, done: int, total: int, results: Results) -> None:
         """One more simulation finished."""
         self._seen += 1
         self._wins += is_success(sim_reward(sim))
         status = self._status()
-        if self._bar is not None:
-            self._bar.update(self._task, completed=done, status=status)
-            return
-        print(
+        line = (
             f"[{done}/{total}] task {sim['task_id']} trial {sim['trial']}: "
-            f"reward {sim_reward(sim):g} ({sim['termination_reason']}); {status}",
-            file=self.stream,
-            flush=True,
+            f"reward {sim_reward(sim):g} ({sim['termination_reason']}); {status}"
         )
+        assert self._bar is not None, "start() first"
+        self._bar.count(done, status, line)
+
+    def close(self, failed: BaseException | None = None) -> None:
+        """Take the bar down (after the run, or when it failed)."""
+        if self._bar is not None:
+            self._bar.__exit__(type(failed) if failed else None, failed, None)
+            self._bar = None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -337,16 +296,17 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and not args.resume:
         raise ConfigError(f"{out} exists: pass --resume to continue it, or choose another --out")
     ran = 0
-    with _ProgressDisplay() as display:
+    display = _ProgressDisplay()
 
-        def progress(sim: JSONObject | None, done: int, total: int, results: Results) -> None:
-            nonlocal ran
-            if sim is None:
-                display.start(done, total, results)
-            else:
-                ran += 1
-                display.update(sim, done, total, results)
+    def progress(sim: JSONObject | None, done: int, total: int, results: Results) -> None:
+        nonlocal ran
+        if sim is None:
+            display.start(done, total, results)
+        else:
+            ran += 1
+            display.update(sim, done, total, results)
 
+    try:
         results = evaluate(
             agent,
             config,
@@ -355,6 +315,10 @@ def run(args: argparse.Namespace) -> int:
             retry_errors=args.retry_errors,
             progress=progress,
         )
+    except BaseException as exc:
+        display.close(exc)
+        raise
+    display.close()
     summary = summarize(results)
     if args.json:
         print(json.dumps({**summary, "out": str(out)}))

@@ -26,6 +26,7 @@ import re
 import sys
 from typing import Any
 
+from airline_gym.cli.options import add_customer_arguments
 from airline_gym.domain.tasks import DEFAULT_TASK_SET
 from airline_gym.domain.tools import TOOLS
 from airline_gym.env.actions import DONE_TOOL
@@ -42,14 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym play``."""
     parser.add_argument("--task", required=True, help="task id, e.g. 17")
     parser.add_argument("--tasks", default=DEFAULT_TASK_SET, help="'tau2' or a tasks.json path")
-    parser.add_argument(
-        "--user",
-        choices=("scripted", "llm"),
-        help="the customer: scripted (default) or llm (default if --user-model is given)",
+    add_customer_arguments(
+        parser,
+        "--",
+        "the customer: scripted (default) or llm (default if --user-model is given)",
+        "litellm model of the customer",
     )
-    parser.add_argument("--user-model", metavar="MODEL", help="litellm model of the customer")
-    parser.add_argument("--api-base", metavar="URL", help="OpenAI-compatible URL for the customer")
-    parser.add_argument("--api-key", help="API key for the customer's model (default: from env)")
     parser.add_argument("--seed", type=int, default=0, help="reset seed (default 0)")
     parser.add_argument("--max-steps", type=int, default=200, help="step budget (default 200)")
     parser.add_argument(

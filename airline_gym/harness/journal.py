@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any
 
 from filelock import FileLock, Timeout
@@ -51,12 +50,7 @@ class RunFile:
             stale.unlink(missing_ok=True)
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         if self._file is not None:
             self._file.close()
             self._file = None

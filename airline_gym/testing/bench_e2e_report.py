@@ -83,44 +83,22 @@ def markdown_table(ours: Figures, ref: Figures | None, flight: InFlight | None) 
         shown_b = show(b) if b is not None else "n/a"
         rows.append(f"| {label} | {show(a) if a is not None else 'n/a'} | {shown_b} | {ratio} |")
 
-    r = ref
-    row(
-        "sims/min, whole run",
-        ours.sims_per_min,
-        r.sims_per_min if r else None,
-        lambda v: f"{v:,.0f}",
+    per_min, ms, sec = (
+        (lambda v: f"{v:,.0f}"),
+        (lambda v: f"{v * 1000:.2f} ms"),
+        (lambda v: f"{v:.2f} s"),
     )
-    row(
-        "sims/min, first to last request",
-        ours.sims_per_min_requests,
-        r.sims_per_min_requests if r else None,
-        lambda v: f"{v:,.0f}",
-    )
-    row(
-        "harness CPU per model request",
-        ours.cpu_per_request,
-        r.cpu_per_request if r else None,
-        lambda v: f"{v * 1000:.2f} ms",
-    )
-    row(
-        "harness CPU per model request, steady (second half)",
-        ours.cpu_per_request_steady,
-        r.cpu_per_request_steady if r else None,
-        lambda v: f"{v * 1000:.2f} ms",
-    )
-    row(
-        "command start to first request",
-        ours.to_first_request,
-        r.to_first_request if r else None,
-        lambda v: f"{v:.2f} s",
-    )
-    row(
-        "harness CPU before the first request",
-        ours.cpu_to_first_request,
-        r.cpu_to_first_request if r else None,
-        lambda v: f"{v:.2f} s",
-    )
-    row("peak RSS", ours.peak_rss_mib, r.peak_rss_mib if r else None, lambda v: f"{v:,.0f} MiB")
+    table: list[tuple[str, str, Callable[[float], str]]] = [
+        ("sims/min, whole run", "sims_per_min", per_min),
+        ("sims/min, first to last request", "sims_per_min_requests", per_min),
+        ("harness CPU per model request", "cpu_per_request", ms),
+        ("harness CPU per model request, steady (second half)", "cpu_per_request_steady", ms),
+        ("command start to first request", "to_first_request", sec),
+        ("harness CPU before the first request", "cpu_to_first_request", sec),
+        ("peak RSS", "peak_rss_mib", lambda v: f"{v:,.0f} MiB"),
+    ]
+    for label, name, show in table:
+        row(label, getattr(ours, name), getattr(ref, name) if ref else None, show)
     if flight is not None:
         rows.append(
             f"| {flight.episodes:,} episodes in flight: p99 ready request -> sent "

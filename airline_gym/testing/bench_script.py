@@ -15,7 +15,7 @@ import subprocess
 import sys
 from typing import Any
 
-from airline_gym.testing.openai_server import Reply
+from airline_gym.testing.openai_reply import Reply
 
 __all__ = ["REF", "STOP", "TASK_IDS", "GoldScript", "ServerProcess"]
 

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from airline_gym.testing.openai_server import Reply, completion_body
+from airline_gym.testing.openai_reply import Reply, completion_body
 
 __all__ = ["FastOpenAIServer", "Stats", "process_cpu_seconds"]
 

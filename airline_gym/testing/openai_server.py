@@ -21,14 +21,12 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FAULTS", "OpenAIServer", "Reply"]
+from airline_gym.testing.openai_reply import FAULTS, Reply, completion_body, is_status
 
-#: Named faults understood by :class:`Reply`; any 3-digit string ("401", "503") is an HTTP error.
-FAULTS = ("hang", "drip", "empty", "drop", "bad_json", "garbage")
+__all__ = ["FAULTS", "OpenAIServer", "Reply", "completion_body"]
 
 _ERROR_TYPES = {
     400: ("invalid_request_error", None),
@@ -37,35 +35,6 @@ _ERROR_TYPES = {
     404: ("invalid_request_error", "model_not_found"),
     429: ("rate_limit_exceeded", "rate_limit_exceeded"),
 }
-
-
-@dataclass
-class Reply:
-    """One scripted response.
-
-    ``tool_calls`` items are ``{"name": str, "arguments": dict | str}``; dict arguments are
-    JSON-encoded, strings are sent verbatim. ``fault`` is ``None``, one of :data:`FAULTS`, or
-    an HTTP status such as ``"500"``, ``"429"`` (sent with ``Retry-After: retry_after``) or
-    ``"401"``. ``hang`` waits ``hang_seconds`` (or until the server stops) then closes the
-    socket without answering; ``drip`` sends the headers of a 200, then one byte of body every
-    0.1 s for ``hang_seconds`` (a read timeout never fires). ``delay`` seconds pass before any
-    answer (a slow model).
-    """
-
-    content: str | None = None
-    tool_calls: list[dict[str, Any]] | None = None
-    fault: str | None = None
-    retry_after: str | None = "0"
-    hang_seconds: float = 30.0
-    delay: float = 0.0
-
-    def __post_init__(self) -> None:
-        if self.fault is not None and self.fault not in FAULTS and not _is_status(self.fault):
-            raise ValueError(f"unknown fault {self.fault!r}; expected one of {FAULTS} or 'NNN'")
-
-
-def _is_status(fault: str) -> bool:
-    return len(fault) == 3 and fault.isdigit() and 100 <= int(fault) <= 599
 
 
 ReplySource = Iterable[Reply] | Callable[[dict[str, Any]], Reply] | None
@@ -183,22 +152,6 @@ def _hard_close(conn: socket.socket) -> None:
         conn.close()
 
 
-def completion_body(
-    completion_id: str, model: str, message: dict[str, Any], usage: dict[str, int]
-) -> dict[str, Any]:
-    """A ``chat.completion`` response body carrying ``message``."""
-    finish = "tool_calls" if message.get("tool_calls") else "stop"
-    return {
-        "id": completion_id,
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "system_fingerprint": None,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-        "usage": usage,
-    }
-
-
 def _rough_tokens(obj: Any) -> int:
     """A deterministic token estimate (whitespace words of the JSON text)."""
     if obj is None:
@@ -313,7 +266,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "garbage":
             self._send(200, b"<html>this is not JSON {", content_type="application/json")
             return
-        if fault is not None and _is_status(fault):
+        if fault is not None and is_status(fault):
             status = int(fault)
             headers = {}
             if status == 429 and reply.retry_after is not None:

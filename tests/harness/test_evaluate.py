@@ -378,15 +378,17 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_otherwise():
     sim = {"task_id": "3", "trial": 0, "reward_info": {"reward": 1.0}, "termination_reason": "x"}
     run = Results(simulations=[sim])
     terminal = Terminal()
-    with _ProgressDisplay(terminal) as display:
-        display.start(0, 4, Results())
-        display.update(sim, 1, 4, run)
+    display = _ProgressDisplay(terminal)
+    display.start(0, 4, Results())
+    display.update(sim, 1, 4, run)
+    display.close()
     shown = terminal.getvalue()
     assert "1/4" in shown and "pass 1/1 (100%)" in shown and "\x1b[" in shown  # drawn, coloured
     plain = io.StringIO()
-    with _ProgressDisplay(plain) as display:
-        display.start(1, 4, run)
-        display.update(sim, 2, 4, Results(simulations=[sim, sim]))
+    display = _ProgressDisplay(plain)
+    display.start(1, 4, run)
+    display.update(sim, 2, 4, Results(simulations=[sim, sim]))
+    display.close()
     assert plain.getvalue().splitlines() == [
         "resuming: 1/4 simulations already done; pass 1/1 (100%)",
         "[2/4] task 3 trial 0: reward 1 (x); pass 2/2 (100%)",
