@@ -817,7 +817,7 @@ _STATS: dict[str, float] = {"calls": 0, "sequences": 0, "seconds": 0.0}
 
 
 #: Chunks in the default run; the rest are marked ``long`` (CI runs them all).
-DEFAULT_CHUNKS = 2
+DEFAULT_CHUNKS = 1
 
 
 @pytest.mark.parametrize(
