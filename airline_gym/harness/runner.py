@@ -52,6 +52,7 @@ __all__ = [
 Job = tuple[str | int | None, int | None]
 J = TypeVar("J")
 _YOUNG_THRESHOLD = 20_000  # allocations between young collections while many episodes run
+_FREEZE_EVERY = 50  # workers started between two freezes of what is alive
 R = TypeVar("R")
 Step = tuple[Any, float, bool, bool, dict[str, Any]]
 
@@ -308,24 +309,31 @@ async def arun_pool(
                 if inspect.isawaitable(pending):
                     await pending
 
-    # Start the workers one loop turn apart: started together, their set-up (env, first
-    # request) would run in one turn while replies wait unread (a multi-second stall at 1,000).
-    workers = []
-    for _ in range(min(concurrency, len(queue))):
-        workers.append(asyncio.ensure_future(worker()))
-        await asyncio.sleep(0)
-    # What is alive now lives for the run (the envs just built, the pristine DB, the tasks,
-    # the modules): frozen out of the garbage collector's scans, which otherwise walk all of it
-    # on every full collection (measured at 1,000 envs: full collections of up to a second).
-    # Young collections are made rarer too (a request's replies and history are short-lived
-    # and freed by reference counting): fewer of them promote in-flight objects to the old
-    # generations that the full collections walk. Both settings are restored at the end.
-    frozen = len(workers) > 1 and not gc.get_freeze_count()
+    # What is alive while the workers start lives for the run (the envs they build, the
+    # pristine DB, the tasks, the modules): frozen out of the garbage collector's scans, which
+    # otherwise walk all of it on every full collection (measured at 1,000 envs: six full
+    # collections during the start-up, up to 0.35 s each, every ready request waiting behind
+    # them). Frozen before the first worker and again after every batch of them, so a full
+    # collection never walks more than one batch's envs. Young collections are made rarer too
+    # (a request's replies and history are short-lived and freed by reference counting): fewer
+    # of them promote in-flight objects to the old generations. Both are restored at the end.
+    count = min(concurrency, len(queue))
+    frozen = count > 1 and not gc.get_freeze_count()
     thresholds = gc.get_threshold()
     if frozen:
         gc.freeze()
         gc.set_threshold(max(thresholds[0], _YOUNG_THRESHOLD), *thresholds[1:])
+    # Start the workers one loop turn apart: started together, their set-up (env, first
+    # request) would run in one turn while replies wait unread (a multi-second stall at 1,000).
+    workers: list[asyncio.Future[None]] = []
     try:
+        for started in range(1, count + 1):
+            workers.append(asyncio.ensure_future(worker()))
+            await asyncio.sleep(0)
+            if frozen and started % _FREEZE_EVERY == 0:
+                gc.freeze()
+        if frozen:
+            gc.freeze()
         await asyncio.gather(*workers)
     finally:
         for task in workers:  # one failed: stop the others (their episodes are abandoned)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from typing import Any
 
 import gymnasium as gym
@@ -164,3 +165,28 @@ def test_step_safely_ends_the_episode_instead_of_raising():
     assert reward == 0.0 and terminated and not truncated  # as env.abort ends an agent_error
     assert info["termination_reason"] == "agent_error" and "OverflowError" in info["error"]
     assert info["reward_info"]["reward"] == 0.0
+
+
+def test_pool_freezes_each_batch_of_started_workers_and_restores_the_collector() -> None:
+    # what the workers build while they start is frozen batch by batch (a full collection at
+    # 1,000 envs otherwise stalls every episode), and the collector is as it was afterwards
+    from airline_gym.harness import runner
+
+    assert gc.get_freeze_count() == 0
+    thresholds, every = gc.get_threshold(), runner._FREEZE_EVERY
+    envs: list[list[int]] = []
+    scanned: list[bool] = []
+
+    async def play(env: list[int], job: int) -> int:
+        envs.append(env)
+        if job == every:  # the first worker of the second batch
+            ids = {id(o) for g in (0, 1, 2) for o in gc.get_objects(g)}
+            scanned.extend([id(envs[0]) in ids, id(envs[every - 1]) in ids, id(env) in ids])
+        await asyncio.sleep(0.01)
+        return job
+
+    jobs = every + 5
+    out = asyncio.run(runner.arun_pool(lambda: [], range(jobs), play, concurrency=jobs))
+    assert out == list(range(jobs))
+    assert scanned == [False, False, True]  # the first batch frozen, the new env not yet
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == thresholds
