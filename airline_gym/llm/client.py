@@ -121,19 +121,10 @@ class LiteLLMChatModel:
         if num_retries is not None and max_retries is not None and num_retries != max_retries:
             raise ConfigError("num_retries and max_retries name one setting; pass one of them")
         retries = num_retries if num_retries is not None else max_retries
-        self.model = model
-        self.api_base = api_base
-        self.api_key = api_key
-        self.temperature = temperature
-        self.seed = seed
-        self.timeout = timeout
+        given = locals()
+        for spec in dataclass_fields(self):  # every field is a parameter of the same name
+            setattr(self, spec.name, given[spec.name])
         self.num_retries = 3 if retries is None else retries
-        self.tool_choice = tool_choice
-        self.backoff = backoff
-        self.backoff_cap = backoff_cap
-        self.require_content = require_content
-        self.validate_tool_json = validate_tool_json
-        self.fast_path = fast_path
         self.extra = dict(extra or {})
         clash = RESERVED_KWARGS.intersection(self.extra)
         if clash:
