@@ -14,7 +14,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from airline_gym.errors import ConfigError
 from airline_gym.llm.background import run_blocking
-from airline_gym.llm.credentials import check_credentials, effective_api_key
+from airline_gym.llm.credentials import (
+    check_credentials,
+    effective_api_key,
+    goes_through_a_proxy,
+)
 from airline_gym.llm.errors import LLMError, MissingCredentials, classify
 from airline_gym.llm.litellm_backend import acomplete_litellm, litellm_loaded, load_litellm
 from airline_gym.llm.openai_blocking import post_chat_blocking
@@ -245,7 +249,7 @@ class LiteLLMChatModel:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> dict[str, Any] | None:
         """The body sent on the direct path, or ``None`` when this request goes via litellm."""
-        if not self.fast_path or not self.api_base:
+        if not self.fast_path or not self.api_base or goes_through_a_proxy(self.api_base):
             return None
         params = dict(self.extra)
         params.update(seed=self.seed, tools=tools or None, tool_choice=self.tool_choice)
