@@ -194,7 +194,7 @@ def test_a_proxied_endpoint_is_left_to_litellm_which_honours_the_proxy(
         model = LiteLLMChatModel("openai/m", api_base=server.base_url, num_retries=0, timeout=5.0)
         monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{dead}")
         assert model.direct_body([{"role": "user", "content": "x"}], None) is None
-        with pytest.raises(LLMError, match="(?i)connect"):
+        with pytest.raises(LLMError, match=r"(?i)connect"):
             model.complete([{"role": "user", "content": "x"}])
         assert server.requests == []  # nothing bypassed the proxy
         monkeypatch.setenv("NO_PROXY", "127.0.0.1")
