@@ -43,7 +43,7 @@ from airline_gym.agents import AgentError, LiteLLMAgent
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.env import AirlineEnv
 from airline_gym.harness.export import group_advantages, write_jsonl
-from airline_gym.harness.runner import EpisodeResult, arun_episode
+from airline_gym.harness.runner import EpisodeResult, arun_episode, arun_pool
 from airline_gym.users.base import UserSimulatorError
 
 
@@ -127,44 +127,23 @@ def make_policy(args: argparse.Namespace) -> Callable[[int], LiteLLMAgent]:
     return make
 
 
-def failed_result(env: AirlineEnv, task_id: str, seed: int, cause: str) -> EpisodeResult:
-    """The episode so far, scored 0, when the policy could not act."""
-    episode = env.episode
-    assert episode is not None
-    messages = [{"role": "system", "content": env.system_prompt}]
-    messages += [dict(m) for m in episode.transcript()]
-    return EpisodeResult(
-        task_id=task_id,
-        seed=seed,
-        reward=0.0,
-        termination_reason="agent_error",
-        steps=episode.step_count,
-        num_errors=episode.num_errors,
-        messages=messages,
-        tools=list(env.tools),
-        reward_info={"reward": 0.0, "note": f"agent error: {cause}"},
-        error=cause,
-    )
-
-
 async def collect(
     jobs: Sequence[tuple[str, int]],
     make_env: Callable[[], AirlineEnv],
     make_agent: Callable[[int], Any],
     concurrency: int,
 ) -> list[EpisodeResult]:
-    """Play ``(task_id, seed)`` jobs concurrently; results in job order."""
-    gate = asyncio.Semaphore(concurrency)
+    """Play ``(task_id, seed)`` jobs concurrently (an agent seeded per job); results in job order.
 
-    async def one(task_id: str, seed: int) -> EpisodeResult:
-        async with gate:
-            env = make_env()
-            try:
-                return await arun_episode(env, make_agent(seed), task_id, seed)
-            except AgentError as exc:
-                return failed_result(env, task_id, seed, exc.cause)
+    The harness's episode loop ends an episode whose policy fails as ``agent_error`` (reward 0,
+    the cause in ``error``), so one bad request never stops the batch.
+    """
 
-    return list(await asyncio.gather(*(one(t, s) for t, s in jobs)))
+    async def play(env: AirlineEnv, job: tuple[str, int]) -> EpisodeResult:
+        task_id, seed = job
+        return await arun_episode(env, make_agent(seed), task_id, seed)
+
+    return await arun_pool(make_env, jobs, play, concurrency)
 
 
 def summary(tasks: Sequence[str], results: Sequence[EpisodeResult], adv: Sequence[float]) -> str:

@@ -14,7 +14,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from airline_gym.errors import ConfigError
 from airline_gym.llm.background import run_blocking
-from airline_gym.llm.credentials import check_credentials, effective_api_key
+from airline_gym.llm.credentials import (
+    check_credentials,
+    effective_api_key,
+    goes_through_a_proxy,
+)
 from airline_gym.llm.errors import LLMError, MissingCredentials, classify
 from airline_gym.llm.litellm_backend import acomplete_litellm, litellm_loaded, load_litellm
 from airline_gym.llm.openai_blocking import post_chat_blocking
@@ -121,19 +125,10 @@ class LiteLLMChatModel:
         if num_retries is not None and max_retries is not None and num_retries != max_retries:
             raise ConfigError("num_retries and max_retries name one setting; pass one of them")
         retries = num_retries if num_retries is not None else max_retries
-        self.model = model
-        self.api_base = api_base
-        self.api_key = api_key
-        self.temperature = temperature
-        self.seed = seed
-        self.timeout = timeout
+        given = locals()
+        for spec in dataclass_fields(self):  # every field is a parameter of the same name
+            setattr(self, spec.name, given[spec.name])
         self.num_retries = 3 if retries is None else retries
-        self.tool_choice = tool_choice
-        self.backoff = backoff
-        self.backoff_cap = backoff_cap
-        self.require_content = require_content
-        self.validate_tool_json = validate_tool_json
-        self.fast_path = fast_path
         self.extra = dict(extra or {})
         clash = RESERVED_KWARGS.intersection(self.extra)
         if clash:
@@ -254,7 +249,7 @@ class LiteLLMChatModel:
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
     ) -> dict[str, Any] | None:
         """The body sent on the direct path, or ``None`` when this request goes via litellm."""
-        if not self.fast_path or not self.api_base:
+        if not self.fast_path or not self.api_base or goes_through_a_proxy(self.api_base):
             return None
         params = dict(self.extra)
         params.update(seed=self.seed, tools=tools or None, tool_choice=self.tool_choice)

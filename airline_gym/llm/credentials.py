@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
 from airline_gym.llm.litellm_backend import LOCAL_KEY, load_litellm
 
@@ -70,3 +71,34 @@ def check_credentials(
         f"model {model!r} needs credentials: set {needed} in the environment "
         f"(e.g. export {missing[0] if missing else 'PROVIDER_API_KEY'}=...), {alternative}"
     )
+
+
+#: The variables that route a request through an HTTP proxy (as urllib and httpx read them).
+PROXY_VARIABLES = tuple(
+    name
+    for scheme in ("http", "https", "all", "no")
+    for name in (f"{scheme}_proxy", f"{scheme}_proxy".upper())
+)
+
+
+def goes_through_a_proxy(api_base: str) -> bool:
+    """Whether the proxy settings in the environment apply to ``api_base``.
+
+    The direct path speaks to the server itself; a proxied endpoint is left to litellm, whose
+    HTTP client honours the proxy.
+    """
+    return _proxied(api_base, tuple(os.environ.get(name) for name in PROXY_VARIABLES))
+
+
+@lru_cache(maxsize=64)
+def _proxied(api_base: str, settings: tuple[str | None, ...]) -> bool:
+    import urllib.parse
+    import urllib.request
+
+    if not any(settings):
+        return False
+    url = urllib.parse.urlsplit(api_base)
+    proxies = urllib.request.getproxies_environment()
+    if url.scheme not in proxies and "all" not in proxies:
+        return False
+    return not urllib.request.proxy_bypass(url.hostname or "")

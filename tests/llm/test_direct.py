@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from airline_gym.llm import LiteLLMChatModel
+from airline_gym.llm import LiteLLMChatModel, LLMError
 from airline_gym.testing import OpenAIServer, Reply
 
 TOOLS = [
@@ -179,3 +179,25 @@ def test_the_async_path_keeps_one_connection_alive_and_says_when_each_request_le
         http11.SENT_HOOKS.remove(sent.append)
     assert answers == ["ok"] * 3 and len(server.requests) == 3
     assert sent == [True, False, False]  # one connection, opened by the first request only
+
+
+def test_a_proxied_endpoint_is_left_to_litellm_which_honours_the_proxy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With HTTP_PROXY set, the request goes where the proxy says (here: nowhere), not direct."""
+    import socket
+
+    with socket.socket() as probe:  # a port with nobody listening: the "proxy"
+        probe.bind(("127.0.0.1", 0))
+        dead = probe.getsockname()[1]
+    with OpenAIServer(default=Reply(content="hi")) as server:
+        model = LiteLLMChatModel("openai/m", api_base=server.base_url, num_retries=0, timeout=5.0)
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{dead}")
+        assert model.direct_body([{"role": "user", "content": "x"}], None) is None
+        with pytest.raises(LLMError, match=r"(?i)connect"):
+            model.complete([{"role": "user", "content": "x"}])
+        assert server.requests == []  # nothing bypassed the proxy
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        assert model.direct_body([{"role": "user", "content": "x"}], None) is not None
+        assert model.complete([{"role": "user", "content": "x"}]).content == "hi"
+        assert len(server.requests) == 1
