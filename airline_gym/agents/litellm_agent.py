@@ -22,25 +22,25 @@ class LiteLLMAgent:
     with non-JSON arguments are retried ``num_retries`` times; then :class:`AgentError` is
     raised (the harness ends the episode as ``agent_error`` with the cause).
 
-    ``llm_args`` may set other :class:`~airline_gym.llm.LiteLLMChatModel` fields (``backoff``,
-    ...); any other key (``max_tokens``, ...) is passed to litellm. Per episode, ``cost``
-    (provider-reported, ``None`` when never reported), ``usage`` (summed token counts) and
-    ``calls`` are tracked; ``last_cost``/``last_usage`` describe the latest reply. Holds no
-    client objects: picklable.
+    Every setting after ``model`` is a keyword argument. ``llm_args`` may set other
+    :class:`~airline_gym.llm.LiteLLMChatModel` fields (``backoff``, ...); any other key
+    (``max_tokens``, ...) is passed to litellm. Per episode, ``cost`` (provider-reported,
+    ``None`` when never reported), ``usage`` (summed token counts) and ``calls`` are tracked;
+    ``last_cost``/``last_usage`` describe the latest reply. Holds no client objects: picklable.
     """
 
     def __init__(
         self,
         model: str,
+        *,
+        llm_args: Mapping[str, Any] | None = None,
         api_base: str | None = None,
         api_key: str | None = None,
         temperature: float = 0.0,
         timeout: float | None = None,
         num_retries: int = 3,
-        llm_args: Mapping[str, Any] | None = None,
         seed: int | None = None,
         tool_choice: str | None = "auto",
-        *,
         max_retries: int | None = None,
     ) -> None:
         self.model = model
