@@ -22,6 +22,7 @@ __all__ = [
     "median_seconds",
     "reset_every",
     "retained_per_item",
+    "sample_booking",
 ]
 
 
@@ -39,6 +40,13 @@ SAMPLE_BOOKING: dict[str, Any] = {
     "nonfree_baggages": 1,
     "insurance": "yes",
 }
+
+
+def sample_booking(**changes: Any) -> dict[str, Any]:
+    """A fresh copy of :data:`SAMPLE_BOOKING` with ``changes`` (safe to edit)."""
+    import copy
+
+    return {**copy.deepcopy(SAMPLE_BOOKING), **changes}
 
 
 def median_seconds(fn: Callable[[], Any], repeat: int) -> float:

@@ -54,6 +54,7 @@ from airline_gym.domain.database import (
 )
 from airline_gym.domain.toolbox import ToolResult, execute
 from airline_gym.domain.tools import TOOLS, WRITE_TOOLS
+from airline_gym.testing.bench_common import sample_booking
 
 pytestmark = [
     pytest.mark.reference,
@@ -1016,20 +1017,9 @@ def _fresh_view() -> AirlineDB:
 
 def _mia_booking(**changes: Any) -> Args:
     """A bookable one-seat economy trip for mia_li_3668 paid by card (141 dollars)."""
-    booking: Args = {
-        "user_id": "mia_li_3668",
-        "origin": "JFK",
-        "destination": "ATL",
-        "flight_type": "one_way",
-        "cabin": "economy",
-        "flights": [{"flight_number": "HAT057", "date": "2024-05-20"}],
-        "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
-        "payment_methods": [{"payment_id": "credit_card_4421486", "amount": 141}],
-        "total_baggages": 0,
-        "nonfree_baggages": 0,
-        "insurance": "no",
-    }
-    return {**booking, **changes}
+    card = [{"payment_id": "credit_card_4421486", "amount": 141}]
+    no_extras = {"total_baggages": 0, "nonfree_baggages": 0, "insurance": "no"}
+    return sample_booking(**{"payment_methods": card, **no_extras, **changes})
 
 
 HUGE_INTEGRAL_FLOATS: dict[str, Call] = {

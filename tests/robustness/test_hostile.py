@@ -25,12 +25,12 @@ from airline_gym.domain.database import PRISTINE_DB_HASH, PristineDB, same_db
 from airline_gym.domain.prompts import STOP, TRANSFER
 from airline_gym.domain.toolbox import execute
 from airline_gym.env import AirlineEnv
+from airline_gym.testing.bench_common import sample_booking
 from airline_gym.testing.soak import full_pristine_hash
 
 T = TypeVar("T")
 MB = 1_000_000
 USER = "mia_li_3668"
-CARD = "credit_card_4421486"
 
 # Well-typed arguments for every tool (each call succeeds on the pristine DB).
 GOOD: dict[str, dict[str, Any]] = {
@@ -42,19 +42,7 @@ GOOD: dict[str, dict[str, Any]] = {
     "get_flight_status": {"flight_number": "HAT057", "date": "2024-05-20"},
     "calculate": {"expression": "2 + 2"},
     "transfer_to_human_agents": {"summary": "The customer wants a human."},
-    "book_reservation": {
-        "user_id": USER,
-        "origin": "JFK",
-        "destination": "ATL",
-        "flight_type": "one_way",
-        "cabin": "economy",
-        "flights": [{"flight_number": "HAT057", "date": "2024-05-20"}],
-        "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
-        "payment_methods": [{"payment_id": CARD, "amount": 221}],
-        "total_baggages": 1,
-        "nonfree_baggages": 1,
-        "insurance": "yes",
-    },
+    "book_reservation": sample_booking(),  # the spec's worked example (221 dollars)
     "cancel_reservation": {"reservation_id": "4WQ150"},
     "update_reservation_flights": {
         "reservation_id": "4WQ150",

@@ -41,6 +41,7 @@ from airline_gym.domain.toolbox import execute
 from airline_gym.domain.tools import TOOLS
 from airline_gym.env import AirlineEnv
 from airline_gym.env.spaces import AssistantMessageSpace, MessageListSpace
+from airline_gym.testing.bench_common import sample_booking
 from airline_gym.testing.bench_reference import (
     Figure,
     format_table,
@@ -237,21 +238,8 @@ def test_twin_envs_on_one_task_never_see_each_others_writes(base: PristineDB) ->
 
 # --- reference parity of values below zero -------------------------------------------------------
 def _book(user: str, payments: list[dict[str, Any]], **over: Any) -> dict[str, Any]:
-    args: dict[str, Any] = {
-        "user_id": user,
-        "origin": "JFK",
-        "destination": "ATL",
-        "flight_type": "one_way",
-        "cabin": "economy",
-        "flights": [{"flight_number": "HAT057", "date": "2024-05-20"}],
-        "passengers": [{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}],
-        "payment_methods": payments,
-        "total_baggages": 0,
-        "nonfree_baggages": 0,
-        "insurance": "no",
-    }
-    args.update(over)
-    return args
+    no_extras = {"total_baggages": 0, "nonfree_baggages": 0, "insurance": "no"}
+    return sample_booking(**{"user_id": user, "payment_methods": payments, **no_extras, **over})
 
 
 def _parity_cases(base: PristineDB) -> dict[str, tuple[list[tuple[str, Any]], str, str, tuple]]:
