@@ -48,6 +48,13 @@ class ReferenceReplayer:
     def prepare(self, name: str, arguments: Any) -> Any:
         """Copy the records the call may write, and return the reference ``ToolCall``."""
         args = arguments if isinstance(arguments, dict) else {}
+        self.copy_for_write(name, args)
+        self._n += 1
+        return self._tool_call(id=f"r{self._n}", name=name, arguments=args, requestor="assistant")
+
+    def copy_for_write(self, name: str, args: dict[str, Any]) -> None:
+        """Give the live DB its own copy of every record ``name`` may write (any call: all
+        records its arguments name; a subclass may narrow this per tool)."""
         self._own("users", args.get("user_id"))
         for info in args.get("flights") or ():
             if isinstance(info, dict):
@@ -56,8 +63,6 @@ class ReferenceReplayer:
         if isinstance(rid, str) and rid in self.db.reservations:
             self._own("reservations", rid)
             self._own("users", self.db.reservations[rid].user_id)
-        self._n += 1
-        return self._tool_call(id=f"r{self._n}", name=name, arguments=args, requestor="assistant")
 
     def call(self, name: str, arguments: Any) -> tuple[str, bool]:
         """Run one call through ``env.get_response``; (content, error)."""

@@ -32,7 +32,6 @@ from __future__ import annotations
 import bisect
 import copy
 import hashlib
-import itertools
 import json
 import os
 import random
@@ -55,6 +54,7 @@ from airline_gym.domain.database import (
 from airline_gym.domain.toolbox import ToolResult, execute
 from airline_gym.domain.tools import TOOLS, WRITE_TOOLS
 from airline_gym.testing.bench_common import sample_booking
+from airline_gym.testing.soak_reference import ReferenceReplayer
 
 pytestmark = [
     pytest.mark.reference,
@@ -98,32 +98,15 @@ SUMMARIES = ("User wants a refund.", "Customer asks for a human.", "", "Bags + c
 
 
 # --- the reference side ------------------------------------------------------------------------
-class Reference:
-    """One reused reference environment with harness-side copy-on-write and a fast hash."""
+class Reference(ReferenceReplayer):
+    """The soak's reference replayer, copying only what each write tool can mutate, with a
+    fast whole-DB hash."""
 
     def __init__(self) -> None:
-        self.env = get_environment()
-        self.db = self.env.tools.db
-        self.pristine: dict[str, dict[str, Any]] = {t: dict(getattr(self.db, t)) for t in TABLES}
-        self.owned: dict[str, set[str]] = {t: set() for t in TABLES}
+        super().__init__()
         self._cache: dict[str, tuple[list[str], list[str], dict[str, int]]] | None = None
-        self._ids = itertools.count()
 
-    def reset(self) -> None:
-        """Back to the pristine DB (the pristine objects are never mutated)."""
-        for table in TABLES:
-            live = getattr(self.db, table)
-            live.clear()
-            live.update(self.pristine[table])
-            self.owned[table].clear()
-
-    def _own(self, table: str, key: Any) -> None:
-        live = getattr(self.db, table)
-        if isinstance(key, str) and key in live and key not in self.owned[table]:
-            live[key] = live[key].model_copy(deep=True)
-            self.owned[table].add(key)
-
-    def prepare(self, name: str, args: Args) -> None:
+    def copy_for_write(self, name: str, args: Args) -> None:
         """Copy every record the reference tool ``name`` may mutate before it runs."""
         if name in ("book_reservation", "send_certificate"):
             self._own("users", args.get("user_id"))
@@ -137,25 +120,12 @@ class Reference:
                 self._own("reservations", rid)
                 self._own("users", self.db.reservations[rid].user_id)
 
-    def call(self, name: str, args: Args) -> tuple[str, bool]:
-        """Run one call through ``env.get_response``; (content, error)."""
-        self.prepare(name, args)
-        message = self.env.get_response(
-            ToolCall(id=f"call_{next(self._ids)}", name=name, arguments=args, requestor="assistant")
-        )
-        return message.content, bool(message.error)
-
     def touched(self, table: str) -> set[str]:
         """Keys copied for writing or created since the last reset (tools never delete)."""
         live, pristine = getattr(self.db, table), self.pristine[table]
         if len(live) == len(pristine):
             return set(self.owned[table])
         return self.owned[table] | {key for key in live if key not in pristine}
-
-    def record_json(self, table: str, key: str) -> str | None:
-        """The hash serialisation of one record (``None`` if absent)."""
-        record = getattr(self.db, table).get(key)
-        return None if record is None else canonical_json(record.model_dump())
 
     def _pieces(self) -> dict[str, tuple[list[str], list[str], dict[str, int]]]:
         """Per table: sorted pristine keys, their ``"key": {...}`` pieces, key -> index."""
