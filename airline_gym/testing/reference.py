@@ -186,13 +186,15 @@ pandas = types.ModuleType('pandas'); pandas.DataFrame = object
 sys.modules.setdefault('pandas', pandas)
 from tau2.data_model.simulation import Results
 sims = Results.load(sys.argv[1]).simulations
-calls = [c.name for s in sims for m in s.messages for c in (getattr(m, 'tool_calls', None) or [])]
-print(len(sims), calls[0] if calls else '-')
+third = sims[0].messages[2] if sims and len(sims[0].messages) > 2 else None
+calls = getattr(third, 'tool_calls', None) or []
+print(len(sims), calls[0].name if calls else '-')
 """
 
 
 def tau2_reads_results(path: str | os.PathLike[str]) -> tuple[int, str] | None:
-    """(simulations, first tool called) as tau2's own ``Results`` model reads a results file.
+    """(simulations, the tool called in the first simulation's third message, or ``"-"``) as
+    tau2's own ``Results`` model reads a results file.
 
     Runs in a fresh interpreter (the reference is never imported here); None when the reference
     or its dependencies are not installed. A file tau2 cannot read raises ``AssertionError``.
