@@ -2,7 +2,8 @@
 
 - :mod:`.io`: reading (the one validating parser) and atomic writing of results files;
 - :mod:`.tau2`: episodes as tau2 messages, ``reward_info`` and simulation records;
-- :mod:`.metrics`: pass^k, success, summaries;
+- :mod:`.metrics`: pass^k with its 95% interval, success, per-task tallies, summaries;
+- :mod:`.intervals`: the seeded bootstrap over tasks under those intervals and compare's verdict;
 - :mod:`.compare`: two runs task by task;
 - :mod:`.plot`: the pass^k curve.
 
@@ -13,6 +14,7 @@ format, ``agent_cost``, ``user_cost``, ``duration`` and timestamps.
 """
 
 from airline_gym.harness.results.compare import Comparison, TaskComparison, compare
+from airline_gym.harness.results.intervals import Interval, bootstrap_interval, verdict
 from airline_gym.harness.results.io import (
     JSONObject,
     Results,
@@ -25,13 +27,16 @@ from airline_gym.harness.results.io import (
     write_lines_atomic,
 )
 from airline_gym.harness.results.metrics import (
+    disagreeing_tasks,
     format_summary,
     is_success,
     pass_hat_k,
+    pass_hat_k_intervals,
     sim_reward,
     summarize,
     task_outcomes,
     task_sort_key,
+    task_successes,
 )
 from airline_gym.harness.results.plot import plot_pass_hat_k
 from airline_gym.harness.results.tau2 import (
@@ -44,17 +49,21 @@ from airline_gym.harness.results.tau2 import (
 __all__ = [
     "RAW_ARGUMENTS",
     "Comparison",
+    "Interval",
     "JSONObject",
     "Results",
     "TaskComparison",
+    "bootstrap_interval",
     "check_simulation",
     "compare",
+    "disagreeing_tasks",
     "encode",
     "format_summary",
     "is_success",
     "now",
     "parse_json",
     "pass_hat_k",
+    "pass_hat_k_intervals",
     "plot_pass_hat_k",
     "read_json",
     "reward_info",
@@ -63,7 +72,9 @@ __all__ = [
     "summarize",
     "task_outcomes",
     "task_sort_key",
+    "task_successes",
     "tau2_messages",
+    "verdict",
     "write_atomic",
     "write_lines_atomic",
 ]

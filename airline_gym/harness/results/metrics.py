@@ -1,4 +1,4 @@
-"""Figures of a run: pass^k exactly as tau2-bench computes it, and summaries for people."""
+"""Figures of a run: pass^k exactly as tau2-bench computes it, its interval, and summaries."""
 
 from __future__ import annotations
 
@@ -7,16 +7,27 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from airline_gym.harness.results.intervals import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Interval,
+    bootstrap_interval,
+    task_pass_hat_k,
+)
 from airline_gym.harness.results.io import JSONObject, Results
 
 __all__ = [
+    "disagreeing_tasks",
     "format_summary",
     "is_success",
     "pass_hat_k",
+    "pass_hat_k_intervals",
     "sim_reward",
     "summarize",
     "task_outcomes",
     "task_sort_key",
+    "task_successes",
 ]
 
 _AGENT = "assistant"
@@ -40,11 +51,16 @@ def _simulations(results: Results | Mapping[str, Any] | Iterable[Mapping[str, An
     return list(results)
 
 
-def _num_trials(results: Any) -> int | None:
+def _info(results: Any) -> Mapping[str, Any]:
+    """The run's ``info`` (empty for bare simulations)."""
     info = results.info if isinstance(results, Results) else None
     if isinstance(results, Mapping):
         info = results.get("info")
-    value = info.get("num_trials") if isinstance(info, Mapping) else None
+    return info if isinstance(info, Mapping) else {}
+
+
+def _num_trials(results: Any) -> int | None:
+    value = _info(results).get("num_trials")
     return value if isinstance(value, int) and value > 0 else None
 
 
@@ -84,6 +100,50 @@ def pass_hat_k(results: Any) -> dict[int, float]:
         ]
         out[k] = sum(values) / len(values)
     return out
+
+
+def task_successes(results: Any) -> dict[str, tuple[int, int]]:
+    """Task id -> (successes, simulations), tasks in :func:`task_sort_key` order."""
+    outcomes = task_outcomes(results)
+    return {
+        task: (sum(map(is_success, outcomes[task])), len(outcomes[task]))
+        for task in sorted(outcomes, key=task_sort_key)
+    }
+
+
+def disagreeing_tasks(results: Any) -> list[str]:
+    """Tasks whose trials disagree (some succeeded, some failed), in :func:`task_sort_key` order."""
+    return [task for task, (c, n) in task_successes(results).items() if 0 < c < n]
+
+
+def pass_hat_k_intervals(
+    results: Any,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    level: float = DEFAULT_LEVEL,
+) -> dict[int, Interval]:
+    """pass^k for every k :func:`pass_hat_k` reports, each with a 95% interval over tasks.
+
+    The interval is a percentile bootstrap over tasks (seeded: the same file always gives the
+    same interval) of the tasks' own pass^k, ``C(c, k) / C(n, k)``; the estimate is
+    :func:`pass_hat_k`'s value (up to float rounding). Tasks are taken in :func:`task_sort_key`
+    order, so the order of simulations in a file does not matter.
+
+    >>> run = [{"task_id": t, "reward_info": {"reward": r}} for t, r in enumerate([1, 0, 1, 1])]
+    >>> pass_hat_k_intervals(run)
+    {1: Interval(estimate=0.75, low=0.25, high=1.0)}
+    """
+    tallies = task_successes(results)
+    return {
+        k: bootstrap_interval(
+            [task_pass_hat_k(c, n, k) for c, n in tallies.values()],
+            resamples=resamples,
+            seed=seed,
+            level=level,
+        )
+        for k in pass_hat_k(results)
+    }
 
 
 def _count_steps(messages: Sequence[Mapping[str, Any]]) -> int:
@@ -139,11 +199,20 @@ def summarize(results: Any) -> JSONObject:
             errors.append(f"task {sim['task_id']} trial {sim.get('trial')}: {info['error']}")
     agent_cost = _total(s.get("agent_cost") for s in sims)
     rewards = [sim_reward(s) for s in sims]
+    cache = _info(results).get("user_cache")
     return {
         "simulations": len(sims),
         "tasks": len(outcomes),
         "trials": max((len(r) for r in outcomes.values()), default=0),
         "pass_hat_k": pass_hat_k(results),
+        "pass_hat_k_interval": {
+            k: {"low": v.low, "high": v.high} for k, v in pass_hat_k_intervals(results).items()
+        },
+        "task_successes": {
+            task: {"successes": c, "trials": n} for task, (c, n) in task_successes(sims).items()
+        },
+        "disagreeing_tasks": disagreeing_tasks(sims),
+        "user_cache": dict(cache) if isinstance(cache, Mapping) else None,
         "successes": sum(map(is_success, rewards)),
         "mean_reward": mean(rewards),
         "terminations": dict(Counter(str(s.get("termination_reason")) for s in sims)),
@@ -165,6 +234,37 @@ def _fmt(value: float | None, spec: str = ".3f") -> str:
     return "-" if value is None else format(value, spec)
 
 
+def _wrapped(head: str, items: Sequence[str], width: int = 100) -> list[str]:
+    """``head`` then ``items`` separated by spaces, wrapped at ``width`` with an indent."""
+    lines, line = [], head
+    for item in items:
+        if len(line) + 1 + len(item) > width and line.strip():
+            lines.append(line)
+            line = "   "
+        line += " " + item
+    return [*lines, line]
+
+
+def _noise_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The pass^k intervals, per-task tallies and the tasks whose trials disagree."""
+    intervals = summary.get("pass_hat_k_interval") or {}
+    if not intervals:
+        return []
+    tallies = summary.get("task_successes") or {}
+    disagree = summary.get("disagreeing_tasks") or []
+    lines = [
+        "95% interval (bootstrap over tasks): "
+        + "  ".join(f"k={k}: [{v['low']:.3f}, {v['high']:.3f}]" for k, v in intervals.items())
+    ]
+    lines += _wrapped(
+        "successes per task:",
+        [f"{task}:{t['successes']}/{t['trials']}" for task, t in tallies.items()],
+    )
+    if summary.get("trials", 0) > 1:
+        lines += _wrapped(f"trials disagree on {len(disagree)} task(s):", disagree or ["-"])
+    return lines
+
+
 def format_summary(summary: Mapping[str, Any], max_errors_shown: int = 5) -> str:
     """A readable block of :func:`summarize` figures."""
     lines = [
@@ -176,6 +276,7 @@ def format_summary(summary: Mapping[str, Any], max_errors_shown: int = 5) -> str
             if summary["pass_hat_k"]
             else "-"
         ),
+        *_noise_lines(summary),
         f"mean reward: {_fmt(summary['mean_reward'])} "
         f"({summary['successes']}/{summary['simulations']} successes)",
         "terminations: "
@@ -195,6 +296,9 @@ def format_summary(summary: Mapping[str, Any], max_errors_shown: int = 5) -> str
         lines.append(
             "agent tokens: " + ", ".join(f"{k} {v}" for k, v in summary["agent_tokens"].items())
         )
+    cache = summary.get("user_cache")
+    if cache:
+        lines.append(f"user cache: {cache.get('hits')} hits, {cache.get('misses')} misses")
     errors = summary["errors"]
     for error in errors[:max_errors_shown]:
         lines.append(f"error: {error}")
