@@ -1,23 +1,34 @@
-"""Compare two results files task by task: the success rate in each and what flipped.
+"""Compare two results files: is B better than A, or is the difference within noise?
 
-Success is reward 1. A task whose success rate went up from A to B is "improved", down is
-"regressed" (with one trial per task, exactly the tasks that flipped). The last lines give each
-file's pass^k and mean reward.
+First, what differs besides the agent: the task set (ids, or the tasks' content: tau2 vs tau3),
+the benchmark, the reward basis, the customer (scripted or LLM, and its model) and the protocol
+(gym or leaderboard). Any such difference is refused (exit 2, one line each) unless
+--allow-different is given.
+
+Then the tasks one by one: success is reward 1; a task whose success rate went up from A to B is
+"improved", down is "regressed" (with one trial per task, exactly the tasks that flipped); each
+file's pass^k and mean reward. Last, B - A in pass^1 (and pass^k where both runs have k trials)
+over the tasks both ran, with a 95% interval (paired bootstrap over those tasks, seeded), and a
+verdict on pass^1: "B is better" or "A is better" when the interval excludes 0, else "within
+noise". Works on airline-gym's, tau2 run's and leaderboard results files.
 
   airline-gym compare before.json after.json
   airline-gym compare before.json after.json --changed
   airline-gym compare before.json after.json --json
+  airline-gym compare tau2-run.json tau3-run.json --allow-different
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from airline_gym.cli.formatting import format_table
 from airline_gym.errors import MissingFileError
 from airline_gym.harness.results import Results, compare
+from airline_gym.harness.results.compare import Comparison
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,6 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("b", metavar="B.json", help="the results file compared with it")
     parser.add_argument("--changed", action="store_true", help="only tasks whose rate changed")
     parser.add_argument("--json", action="store_true", help="the comparison as one JSON object")
+    parser.add_argument(
+        "--allow-different",
+        action="store_true",
+        help="compare even runs that differ besides the agent (task set, benchmark, reward "
+        "basis, customer, protocol); the differences are printed first",
+    )
 
 
 def _tally(value: tuple[int, int] | None) -> str:
@@ -42,6 +59,14 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         raise MissingFileError(f"no such file: {', '.join(missing)}")
     result = compare(Results.load(args.a), Results.load(args.b))
+    if result.differences and not args.allow_different:
+        for difference in result.differences:
+            print(
+                f"airline-gym compare: error: cannot compare, the runs differ in {difference} "
+                "(--allow-different to compare anyway)",
+                file=sys.stderr,
+            )
+        return 2
     if args.json:
         print(json.dumps({"a": args.a, "b": args.b, **result.to_dict()}))
         return 0
@@ -51,6 +76,10 @@ def run(args: argparse.Namespace) -> int:
         if not args.changed or t.change != "same"
     ]
     print(f"A: {args.a}\nB: {args.b}\n")
+    for difference in result.differences:
+        print(f"note: the runs differ in {difference}")
+    if result.differences:
+        print()
     print(format_table(("task", "A", "B", "change"), rows))
     print()
     for label, values, mean in (
@@ -61,4 +90,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"{label}: {_pass(values)}  mean reward {shown}")
     print(f"improved ({len(result.improved)}): {', '.join(result.improved) or '-'}")
     print(f"regressed ({len(result.regressed)}): {', '.join(result.regressed) or '-'}")
+    print()
+    print(_paired_text(result))
     return 0
+
+
+def _paired_text(result: Comparison) -> str:
+    """B - A per k with its interval, and the verdict on pass^1."""
+    if not result.paired:
+        return "verdict: none (no task in both runs)"
+    tasks = next(iter(result.paired.values())).tasks
+    lines = [f"B - A over the {tasks} task(s) in both (95% interval, paired bootstrap over tasks):"]
+    for k, p in result.paired.items():
+        d = p.difference
+        lines.append(
+            f"  pass^{k}: A {p.a:.3f}  B {p.b:.3f}  B - A {d.estimate:+.3f} "
+            f"[{d.low:+.3f}, {d.high:+.3f}]  {p.verdict}"
+        )
+    lines.append(f"verdict (pass^1): {result.verdict}")
+    return "\n".join(lines)

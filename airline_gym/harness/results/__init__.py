@@ -4,7 +4,8 @@
 - :mod:`.tau2`: episodes as tau2 messages, ``reward_info`` and simulation records;
 - :mod:`.metrics`: pass^k with its 95% interval, success, per-task tallies, summaries;
 - :mod:`.intervals`: the seeded bootstrap over tasks under those intervals and compare's verdict;
-- :mod:`.compare`: two runs task by task;
+- :mod:`.comparability`: what differs between two runs besides the agent;
+- :mod:`.compare`: two runs task by task, and B - A with its paired interval and verdict;
 - :mod:`.plot`: the pass^k curve.
 
 Each simulation of a file holds ``id``, ``task_id``, ``trial``, ``seed``,
@@ -13,7 +14,14 @@ Each simulation of a file holds ``id``, ``task_id``, ``trial``, ``seed``,
 format, ``agent_cost``, ``user_cost``, ``duration`` and timestamps.
 """
 
-from airline_gym.harness.results.compare import Comparison, TaskComparison, compare
+from airline_gym.harness.results.comparability import Difference, differences
+from airline_gym.harness.results.compare import (
+    Comparison,
+    PairedDifference,
+    TaskComparison,
+    compare,
+    paired_difference,
+)
 from airline_gym.harness.results.intervals import Interval, bootstrap_interval, verdict
 from airline_gym.harness.results.io import (
     JSONObject,
@@ -49,18 +57,22 @@ from airline_gym.harness.results.tau2 import (
 __all__ = [
     "RAW_ARGUMENTS",
     "Comparison",
+    "Difference",
     "Interval",
     "JSONObject",
+    "PairedDifference",
     "Results",
     "TaskComparison",
     "bootstrap_interval",
     "check_simulation",
     "compare",
+    "differences",
     "disagreeing_tasks",
     "encode",
     "format_summary",
     "is_success",
     "now",
+    "paired_difference",
     "parse_json",
     "pass_hat_k",
     "pass_hat_k_intervals",

@@ -1,10 +1,26 @@
-"""Two runs compared task by task: which tasks improved or regressed, and each run's pass^k."""
+"""Two runs compared: what differs besides the agent, task by task, and B - A with its interval.
+
+:func:`compare` gives each task's tally in both runs, each run's pass^k, the differences that
+make two runs incomparable (:mod:`.comparability`), and :func:`paired_difference`: B - A in
+pass^k over the tasks both ran, with a 95% paired bootstrap interval over those tasks and a
+plain verdict ("B is better", "A is better", "within noise").
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from airline_gym.harness.results.comparability import Difference, differences
+from airline_gym.harness.results.intervals import (
+    DEFAULT_LEVEL,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Interval,
+    bootstrap_interval,
+    task_pass_hat_k,
+    verdict,
+)
 from airline_gym.harness.results.io import JSONObject
 from airline_gym.harness.results.metrics import (
     is_success,
@@ -12,9 +28,82 @@ from airline_gym.harness.results.metrics import (
     pass_hat_k,
     task_outcomes,
     task_sort_key,
+    task_successes,
 )
 
-__all__ = ["Comparison", "TaskComparison", "compare"]
+__all__ = [
+    "Comparison",
+    "PairedDifference",
+    "TaskComparison",
+    "compare",
+    "paired_difference",
+]
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """pass^k of A and of B over the tasks both ran, and B - A with its paired interval."""
+
+    k: int
+    tasks: int
+    a: float
+    b: float
+    difference: Interval
+
+    @property
+    def verdict(self) -> str:
+        """``B is better``, ``A is better`` or ``within noise``."""
+        return verdict(self.difference)
+
+    def to_dict(self) -> JSONObject:
+        """JSON-ready data."""
+        return {
+            "k": self.k,
+            "tasks": self.tasks,
+            "a": self.a,
+            "b": self.b,
+            "difference": self.difference.to_dict(),
+            "verdict": self.verdict,
+        }
+
+
+def paired_difference(
+    a: Any,
+    b: Any,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    level: float = DEFAULT_LEVEL,
+) -> dict[int, PairedDifference]:
+    """B - A in pass^k over the tasks both runs have, for every k both can give.
+
+    k runs from 1 to the fewest simulations of any shared task in either run (and no further
+    than each run's own pass^k goes). The interval is a percentile bootstrap of the per-task
+    differences over the shared tasks (seeded: the same files give the same interval); a task
+    hard for both runs then counts once, which makes it much narrower than two separate
+    intervals. No shared task: an empty dict.
+
+    >>> run = lambda rewards: [{"task_id": t, "reward_info": {"reward": r}}
+    ...                        for t, r in enumerate(rewards)]
+    >>> paired_difference(run([0, 0, 1, 0]), run([1, 1, 1, 1]))[1].verdict
+    'B is better'
+    """
+    tallies_a, tallies_b = task_successes(a), task_successes(b)
+    shared = [t for t in tallies_a if t in tallies_b]
+    if not shared:
+        return {}
+    limits = [len(pass_hat_k(a)), len(pass_hat_k(b))]
+    limits += [tallies_a[t][1] for t in shared] + [tallies_b[t][1] for t in shared]
+    out = {}
+    for k in range(1, min(limits) + 1):
+        values_a = [task_pass_hat_k(*tallies_a[t], k) for t in shared]
+        values_b = [task_pass_hat_k(*tallies_b[t], k) for t in shared]
+        diffs = [vb - va for va, vb in zip(values_a, values_b, strict=True)]
+        interval = bootstrap_interval(diffs, resamples=resamples, seed=seed, level=level)
+        out[k] = PairedDifference(
+            k, len(shared), mean(values_a) or 0.0, mean(values_b) or 0.0, interval
+        )
+    return out
 
 
 @dataclass(frozen=True)
@@ -56,6 +145,14 @@ class Comparison:
     pass_hat_k_b: dict[int, float]
     mean_reward_a: float | None
     mean_reward_b: float | None
+    differences: tuple[Difference, ...] = ()
+    paired: dict[int, PairedDifference] = field(default_factory=dict)
+
+    @property
+    def verdict(self) -> str | None:
+        """The verdict on pass^1 over the shared tasks (``None`` when they share none)."""
+        first = self.paired.get(1)
+        return None if first is None else first.verdict
 
     def ids(self, change: str) -> list[str]:
         """Ids of the tasks whose :attr:`TaskComparison.change` is ``change``."""
@@ -78,6 +175,9 @@ class Comparison:
             "pass_hat_k_b": self.pass_hat_k_b,
             "mean_reward_a": self.mean_reward_a,
             "mean_reward_b": self.mean_reward_b,
+            "differences": [{"what": d.what, "text": d.text} for d in self.differences],
+            "paired": {k: p.to_dict() for k, p in self.paired.items()},
+            "verdict": self.verdict,
             "improved": self.improved,
             "regressed": self.regressed,
             "tasks": [
@@ -93,7 +193,11 @@ class Comparison:
 
 
 def compare(a: Any, b: Any) -> Comparison:
-    """Compare two runs (:class:`Results`, their dicts, or lists of simulations) task by task."""
+    """Compare two runs (:class:`Results`, their dicts, or lists of simulations).
+
+    Nothing is refused here: :attr:`Comparison.differences` says what differs besides the agent
+    (the CLI refuses unless ``--allow-different``).
+    """
     outcomes_a, outcomes_b = task_outcomes(a), task_outcomes(b)
 
     def tally(rewards: list[float] | None) -> tuple[int, int] | None:
@@ -110,4 +214,6 @@ def compare(a: Any, b: Any) -> Comparison:
         pass_hat_k_b=pass_hat_k(b),
         mean_reward_a=mean(rewards_a),
         mean_reward_b=mean(rewards_b),
+        differences=tuple(differences(a, b)),
+        paired=paired_difference(a, b),
     )

@@ -20,6 +20,7 @@ from airline_gym.harness.results.io import JSONObject, Results
 __all__ = [
     "disagreeing_tasks",
     "format_summary",
+    "info_of",
     "is_success",
     "pass_hat_k",
     "pass_hat_k_intervals",
@@ -51,7 +52,7 @@ def _simulations(results: Results | Mapping[str, Any] | Iterable[Mapping[str, An
     return list(results)
 
 
-def _info(results: Any) -> Mapping[str, Any]:
+def info_of(results: Any) -> Mapping[str, Any]:
     """The run's ``info`` (empty for bare simulations)."""
     info = results.info if isinstance(results, Results) else None
     if isinstance(results, Mapping):
@@ -60,7 +61,7 @@ def _info(results: Any) -> Mapping[str, Any]:
 
 
 def _num_trials(results: Any) -> int | None:
-    value = _info(results).get("num_trials")
+    value = info_of(results).get("num_trials")
     return value if isinstance(value, int) and value > 0 else None
 
 
@@ -199,7 +200,7 @@ def summarize(results: Any) -> JSONObject:
             errors.append(f"task {sim['task_id']} trial {sim.get('trial')}: {info['error']}")
     agent_cost = _total(s.get("agent_cost") for s in sims)
     rewards = [sim_reward(s) for s in sims]
-    cache = _info(results).get("user_cache")
+    cache = info_of(results).get("user_cache")
     return {
         "simulations": len(sims),
         "tasks": len(outcomes),
