@@ -13,7 +13,9 @@ episode on ###STOP### in the agent's text, as tau2's gym wrapper does; it is the
 the built-in agents. The protocol is recorded in the results file's info.
 
 At the end: pass^1..pass^k, mean reward, termination reasons, tool errors and steps per
-episode, and cost where reported.
+episode, and cost where reported. With the LLM customer, each simulation also carries the
+customer audit (user_audit: turns that break the customer's scenario, as 'airline-gym
+audit-user' finds them) and the summary counts them per kind.
 
 The customer is the scripted one unless --user llm (or --user-model) is given; the reference
 customer is an LLM (gpt-4.1).
@@ -54,6 +56,7 @@ from airline_gym.harness.results import (
     sim_reward,
     summarize,
 )
+from airline_gym.harness.user_audit import audit_summary, format_audit_summary
 from airline_gym.progress import Progress
 
 __all__ = ["add_arguments", "run"]
@@ -320,10 +323,15 @@ def run(args: argparse.Namespace) -> int:
         raise
     display.close()
     summary = summarize(results)
+    customer_audit = audit_summary(results.simulations)
+    if customer_audit is not None:
+        summary["user_audit"] = customer_audit
     if args.json:
         print(json.dumps({**summary, "out": str(out)}))
     else:
         print(format_summary(summary))
+        if customer_audit is not None:
+            print(format_audit_summary(customer_audit))
         if not ran:
             print("nothing to do: every simulation is already in the file")
         print(f"results: {out}")

@@ -47,6 +47,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "airline_gym.cli.audit",
         "Audit the grading: which tasks a do-nothing agent and a transfer-only agent pass.",
     ),
+    "audit-user": (
+        "airline_gym.cli.audit_user",
+        "Audit the customer simulator of recorded runs: customer turns that break their scenario.",
+    ),
     "compare": (
         "airline_gym.cli.compare",
         "Compare two results files task by task: the success rate in each and what flipped.",

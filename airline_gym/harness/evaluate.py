@@ -32,6 +32,7 @@ from typing import Any
 from airline_gym.agents.registry import BUILTIN_AGENTS, builtin_agent, describe_builtin
 from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, TaskSet, load_task_set, task_key
+from airline_gym.domain.user_audit import audit_conversation
 from airline_gym.errors import ConfigError, UnknownIdError
 from airline_gym.harness.journal import RunFile
 from airline_gym.harness.results import (
@@ -43,6 +44,7 @@ from airline_gym.harness.results import (
 )
 from airline_gym.harness.run_info import check_resumable, describe_agent, run_info
 from airline_gym.harness.runner import EpisodeResult, arun_episode, arun_pool, run_episode
+from airline_gym.harness.user_audit import USER_AUDIT_KEY
 
 __all__ = [
     "BUILTIN_AGENTS",
@@ -236,6 +238,13 @@ def evaluate(
         return _Run(config, task_set, results, make_agent, ids, store, progress).play(sample)
 
 
+def _llm_customer(user: Any) -> bool:
+    """Whether the customer is the LLM one (its turns then get the customer audit)."""
+    from airline_gym.users import LLMUser
+
+    return user == "llm" if isinstance(user, str) else isinstance(user, LLMUser)
+
+
 def _never_blocks(agent: Any) -> bool:
     """Whether ``agent`` (a built-in name or a sample agent) can share one event loop."""
     return isinstance(agent, str) or inspect.iscoroutinefunction(getattr(agent, "aact", None))
@@ -267,6 +276,7 @@ class _Run:
         agent = results.info.get("agent_info") or {}
         self.name = f"{results.info['task_set']}|{agent.get('implementation')}|{agent.get('llm')}"
         self.lines: dict[int, str] = {}
+        self.audit_customer = _llm_customer(config.user)
 
     def _seed(self, task_id: str, trial: int) -> int:
         return episode_seed(self.config.seed, task_id, trial, self.config.protocol)
@@ -274,7 +284,12 @@ class _Run:
     def _record(self, result: EpisodeResult, task_id: str, trial: int) -> JSONObject:
         key = f"{self.name}|{task_id}|{trial}|{result.seed}"
         sim_id = str(uuid.uuid5(_ID_NAMESPACE, key))
-        return simulation_record(result, self.task_set[task_id], trial, sim_id)
+        task = self.task_set[task_id]
+        record = simulation_record(result, task, trial, sim_id)
+        if self.audit_customer:
+            scenario = task.raw.get("user_scenario") or {}
+            record[USER_AUDIT_KEY] = audit_conversation(scenario, record["messages"])
+        return record
 
     def one(self, task_id: str, trial: int) -> JSONObject:
         """Play one (task, trial) with its own env and return its simulation record."""
