@@ -28,8 +28,14 @@ import json
 import sys
 
 from airline_gym.cli.formatting import format_table
-from airline_gym.domain.user_audit import AUDIT_KINDS, count_kinds
-from airline_gym.harness.user_audit import FileAudit, audit_file, format_counts, shorten
+from airline_gym.domain.user_audit import AUDIT_KINDS
+from airline_gym.harness.user_audit import (
+    FileAudit,
+    audit_file,
+    audit_totals,
+    format_counts,
+    shorten,
+)
 
 __all__ = ["add_arguments", "run"]
 
@@ -53,20 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="every flag as one JSON object")
 
 
-def _totals(audits: list[FileAudit]) -> dict[str, object]:
-    audited = sum(len(a.audited) for a in audits)
-    counts = count_kinds([f for a in audits for s in a.audited for f in s.flags])
-    return {
-        "simulations": sum(len(a.simulations) for a in audits),
-        "audited": audited,
-        "flagged_simulations": sum(1 for a in audits for s in a.audited if s.flags),
-        "counts": counts,
-        "rates": {k: round(n / audited, 4) if audited else None for k, n in counts.items()},
-    }
-
-
 def _print_tables(audits: list[FileAudit]) -> None:
-    totals = _totals(audits)
+    totals = audit_totals(audits)
     counts = totals["counts"]
     assert isinstance(counts, dict)
     rows = [(a.path, len(a.audited), *(a.counts()[k] for k in AUDIT_KINDS)) for a in audits]
@@ -107,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"airline-gym audit-user: error: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps({"files": [a.to_dict() for a in audits], "total": _totals(audits)}))
+        print(json.dumps({"files": [a.to_dict() for a in audits], "total": audit_totals(audits)}))
     else:
         _print_tables(audits)
     failed = [(a.path, s) for a in audits for s in a.simulations if s.error is not None]

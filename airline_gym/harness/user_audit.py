@@ -25,6 +25,7 @@ __all__ = [
     "audit_file",
     "audit_record",
     "audit_summary",
+    "audit_totals",
     "format_audit_summary",
     "format_counts",
     "shorten",
@@ -75,16 +76,24 @@ class FileAudit:
 
     def to_dict(self) -> JSONObject:
         """As JSON: counts, rates per audited simulation, and every simulation's flags."""
-        counts, audited = self.counts(), len(self.audited)
         return {
             "path": self.path,
-            "simulations": len(self.simulations),
-            "audited": audited,
-            "flagged_simulations": sum(1 for s in self.audited if s.flags),
-            "counts": counts,
-            "rates": {k: round(n / audited, 4) if audited else None for k, n in counts.items()},
+            **audit_totals([self]),
             "results": [s.to_dict() for s in self.simulations],
         }
+
+
+def audit_totals(audits: Sequence[FileAudit]) -> JSONObject:
+    """Simulations, audited, flagged, flags per kind and per audited simulation, over files."""
+    audited = [s for a in audits for s in a.audited]
+    counts = count_kinds([f for s in audited for f in s.flags])
+    return {
+        "simulations": sum(len(a.simulations) for a in audits),
+        "audited": len(audited),
+        "flagged_simulations": sum(1 for s in audited if s.flags),
+        "counts": counts,
+        "rates": {k: n / len(audited) if audited else None for k, n in counts.items()},
+    }
 
 
 def audit_record(sim: Mapping[str, Any], task_raw: Mapping[str, Any]) -> list[Flag]:
