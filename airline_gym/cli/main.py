@@ -53,7 +53,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "compare": (
         "airline_gym.cli.compare",
-        "Compare two results files task by task: the success rate in each and what flipped.",
+        "Compare two results files: is B better than A, or is the difference within noise?",
     ),
     "regrade": (
         "airline_gym.cli.regrade",
