@@ -43,18 +43,13 @@ from typing import Any, Literal
 from pydantic import Field, PrivateAttr
 
 from airline_gym.agents.litellm_agent import LiteLLMAgent
-from airline_gym.domain.grading import (
-    AGENT_ERROR,
-    AGENT_STOP,
-    MAX_STEPS,
-    TOO_MANY_ERRORS,
-    USER_ERROR,
-    USER_STOP,
-)
+from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
 from airline_gym.domain.tasks import DEFAULT_TASK_SET
 from airline_gym.env.airline_env import AirlineEnv
 from airline_gym.errors import require
 from airline_gym.harness.runner import arun_episode
+from airline_gym.integrations.episode_summary import episode_metrics as summary_metrics
+from airline_gym.integrations.episode_summary import episode_summary
 from airline_gym.integrations.task_rows import task_seeds
 
 require("verifiers.v1", "verifiers", "airline_gym.integrations.verifiers")  # names the extra
@@ -77,8 +72,6 @@ __all__ = [
 
 #: The taskset id verifiers loads (module ``airline_gym_verifiers``).
 PLUGIN_ID = "airline-gym-verifiers"
-#: Every way an episode ends: each is a 0/1 metric ``terminated_<reason>``.
-TERMINATIONS = (AGENT_STOP, USER_STOP, MAX_STEPS, TOO_MANY_ERRORS, AGENT_ERROR, USER_ERROR)
 _INFO = "airline"  # the trace.info key of the episode summary
 #: Endings that are failures, not grades: the model's call (or reply) failed, the customer's did.
 _FAILURES = {AGENT_ERROR: vf.HarnessError, USER_ERROR: vf.TaskError}
@@ -121,31 +114,6 @@ class AirlineState(vf.State):
     """The rollout's live env (set by the task's setup, released by its finalize)."""
 
     _env: AirlineEnv | None = PrivateAttr(None)
-
-
-def episode_summary(env: AirlineEnv, seed: int | None) -> dict[str, Any]:
-    """What a trace keeps of ``env``'s ended episode, as plain data (``trace.info["airline"]``).
-
-    ``reward`` is the env's grade (the official reward), ``reward_info`` its details.
-    """
-    episode = env.episode
-    if episode is None or not episode.done:
-        raise ValueError("the episode has not ended")
-    reward_info = episode.grade().to_dict()
-    tool_calls = sum(
-        len(m.get("tool_calls") or []) for m in episode.messages if m["role"] == "assistant"
-    )
-    return {
-        "task_id": episode.task.id,
-        "seed": seed,
-        "reward": float(reward_info["reward"]),
-        "termination_reason": episode.termination_reason,
-        "steps": episode.step_count,
-        "tool_calls": tool_calls,
-        "tool_errors": episode.num_errors,
-        "error": episode.error_detail,
-        "reward_info": reward_info,
-    }
 
 
 def _summary(trace: Any) -> dict[str, Any]:
@@ -201,11 +169,7 @@ class AirlineTask(vf.Task[AirlineTaskData, AirlineState, AirlineTaskConfig]):
     @vf.metric
     async def episode_metrics(self, trace: Any) -> dict[str, float]:
         """Steps, tool calls, tool errors and one 0/1 metric per termination reason."""
-        summary = _summary(trace)
-        metrics = {key: float(summary[key]) for key in ("steps", "tool_calls", "tool_errors")}
-        for reason in TERMINATIONS:
-            metrics[f"terminated_{reason}"] = float(summary["termination_reason"] == reason)
-        return metrics
+        return summary_metrics(_summary(trace))
 
 
 class AirlineTaskset(vf.Taskset[AirlineTask, AirlineTasksetConfig]):
