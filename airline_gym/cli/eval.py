@@ -18,7 +18,9 @@ customer audit (user_audit: turns that break the customer's scenario, as 'airlin
 audit-user' finds them) and the summary counts them per kind.
 
 The customer is the scripted one unless --user llm (or --user-model) is given; the reference
-customer is an LLM (gpt-4.1).
+customer is an LLM (gpt-4.1). --user-cache FILE keeps the LLM customer's replies in an SQLite
+file keyed by the exact request: a re-run whose dialogue reaches the same state reuses them
+without calling the model (hits and misses are in the summary and the results' info).
 
   airline-gym eval --agent gold --out gold.json
   airline-gym eval --agent-model gpt-4.1 --user-model gpt-4.1 --trials 4 --concurrency 8 \\
@@ -71,11 +73,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     agent.add_argument("--api-base", metavar="URL", help="OpenAI-compatible URL for the agent")
     agent.add_argument("--api-key", help="API key for the agent's model (default: from env)")
     agent.add_argument("--temperature", type=float, default=0.0, help="agent temperature (0)")
+    customer = parser.add_argument_group("customer")
     add_customer_arguments(
-        parser.add_argument_group("customer"),
+        customer,
         "--user-",
         "scripted (offline) or llm; default llm if --user-model is given, else scripted",
         "litellm model (default gpt-4.1)",
+    )
+    customer.add_argument(
+        "--user-cache",
+        metavar="PATH",
+        help="reply cache of the LLM customer (an SQLite file, created if absent): a request "
+        "seen before is answered from it without calling the model",
     )
     llm = parser.add_argument_group("LLM calls (agent and customer)")
     llm.add_argument(
@@ -137,6 +146,8 @@ def _config(args: argparse.Namespace) -> EvalConfig:
     user = args.user or ("llm" if args.user_model else "scripted")
     if user == "scripted" and (args.user_model or args.user_api_base or args.user_api_key):
         raise ConfigError("--user-model/--user-api-base/--user-api-key need --user llm")
+    if user == "scripted" and args.user_cache:
+        raise ConfigError("--user-cache needs --user llm (the scripted customer calls no model)")
     if args.agent and (args.api_base or args.api_key):
         raise ConfigError("--api-base/--api-key apply to --agent-model only")
     if args.retry_errors and not args.resume:
@@ -173,6 +184,7 @@ def _config(args: argparse.Namespace) -> EvalConfig:
         user_llm_args=user_llm_args,
         concurrency=args.concurrency,
         protocol=args.protocol or ("leaderboard" if args.agent_model else "gym"),
+        user_cache=args.user_cache,
     )
 
 

@@ -21,7 +21,8 @@ from airline_gym.env.render import transcript
 from airline_gym.env.rewards import RewardConfig
 from airline_gym.env.spaces import AssistantMessageSpace, MessageListSpace
 from airline_gym.errors import ConfigError
-from airline_gym.users import UserSimulator, make_user
+from airline_gym.llm.reply_cache import ReplyCache, open_reply_cache
+from airline_gym.users import LLMUser, UserSimulator, make_user
 
 #: The keys ``reset(options=...)`` reads.
 RESET_OPTIONS = frozenset({"task"})
@@ -80,8 +81,9 @@ class AirlineEnv(gym.Env[list[Message], Any]):
     ``gym.make("AirlineScripted-v0", task=..., ...)`` or ``AirlineEnv(...)``; see
     :meth:`__init__` for each: ``task``, ``tasks``, ``split``, ``user``, ``user_model``,
     ``user_llm_args``, ``user_kwargs``, ``max_steps`` (200), ``max_errors`` (10), ``reward``,
-    ``error_penalty``, ``data_dir``, ``render_mode``, ``protocol``. ``Airline-v0`` has an LLM
-    customer (``user="llm"``), ``AirlineScripted-v0`` the offline scripted one.
+    ``error_penalty``, ``data_dir``, ``render_mode``, ``protocol``, ``user_cache``.
+    ``Airline-v0`` has an LLM customer (``user="llm"``), ``AirlineScripted-v0`` the offline
+    scripted one.
 
     ## Example
     >>> import gymnasium as gym
@@ -126,6 +128,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         data_dir: str | os.PathLike[str] | None = None,
         render_mode: str | None = None,
         protocol: str | Protocol = GYM,
+        user_cache: ReplyCache | str | os.PathLike[str] | None = None,
     ) -> None:
         """Create the env.
 
@@ -148,6 +151,9 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             protocol: "gym" (default: tau2's gym wrapper, with ``done``) or "leaderboard"
                 (``tau2 run``'s llm_agent: 14 tools, the agent cannot stop, the customer's LLM
                 seed is the reset seed, the history in the reference's shape).
+            user_cache: A reply cache for the LLM customer (a path to its SQLite file, or a
+                :class:`~airline_gym.llm.ReplyCache`): a customer request seen before is
+                answered from it without calling the model.
         """
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']}")
@@ -165,6 +171,10 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         self.user = make_user(
             user, model=user_model, llm_args=user_llm_args, data_dir=data_dir, **(user_kwargs or {})
         )
+        if user_cache is not None:
+            if not isinstance(self.user, LLMUser):
+                raise ConfigError("user_cache needs the LLM customer (user='llm')")
+            self.user.cache = open_reply_cache(user_cache)
         self.base = load_pristine(None if data_dir is None else _db_path(data_dir))
         self.system_prompt = agent_system_prompt(data_dir)
         self._tools_blob = self.protocol.tools_blob(data_dir)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import hashlib
 import inspect
 import os
@@ -45,6 +46,7 @@ from airline_gym.harness.results import (
 from airline_gym.harness.run_info import check_resumable, describe_agent, run_info
 from airline_gym.harness.runner import EpisodeResult, arun_episode, arun_pool, run_episode
 from airline_gym.harness.user_audit import USER_AUDIT_KEY
+from airline_gym.llm.reply_cache import ReplyCache, open_reply_cache
 
 __all__ = [
     "BUILTIN_AGENTS",
@@ -85,6 +87,9 @@ class EvalConfig:
     extra_info: dict[str, Any] = field(default_factory=dict)
     #: "gym" or "leaderboard" (``tau2 run``'s; see :mod:`airline_gym.env.protocols`).
     protocol: str = "gym"
+    #: A reply cache for the LLM customer: the path of its SQLite file, or a ``ReplyCache``
+    #: (its hits and misses go into the results' ``info["user_cache"]``).
+    user_cache: ReplyCache | str | os.PathLike[str] | None = None
 
     def validate(self) -> None:
         """Raise a one-line ``ValueError`` for an impossible setting."""
@@ -112,6 +117,7 @@ class EvalConfig:
             max_errors=self.max_errors,
             data_dir=self.data_dir,
             protocol=self.protocol,
+            user_cache=self.user_cache,
         )
 
 
@@ -167,6 +173,8 @@ def _continue(old: Results, fresh: Results, path: Path, retry_errors: bool) -> R
     old_ids = old.info.get("task_ids")
     old_ids = [str(t) for t in old_ids] if isinstance(old_ids, list) else []
     info["task_ids"] = list(dict.fromkeys([*old_ids, *fresh.info["task_ids"]]))
+    if isinstance(old.info.get("user_cache"), dict):  # this run's hits and misses add to them
+        info["user_cache"] = old.info["user_cache"]
     known = {str(t.get("id")) for t in old.tasks}
     retry = _RETRYABLE_ENDINGS if retry_errors else frozenset()
     return Results(
@@ -220,6 +228,8 @@ def evaluate(
     """
     config = config or EvalConfig()
     config.validate()
+    if config.user_cache is not None:  # opened (and checked) once; every episode shares it
+        config = dataclasses.replace(config, user_cache=open_reply_cache(config.user_cache))
     if resume and out is None:
         raise ConfigError("resume needs the results file (out=...)")
     task_set = load_task_set(config.tasks, config.data_dir)
@@ -277,6 +287,9 @@ class _Run:
         self.name = f"{results.info['task_set']}|{agent.get('implementation')}|{agent.get('llm')}"
         self.lines: dict[int, str] = {}
         self.audit_customer = _llm_customer(config.user)
+        cache = config.user_cache
+        self.cache = cache if isinstance(cache, ReplyCache) else None
+        self.cache_start = self.cache.counts() if self.cache is not None else {}
 
     def _seed(self, task_id: str, trial: int) -> int:
         return episode_seed(self.config.seed, task_id, trial, self.config.protocol)
@@ -335,9 +348,21 @@ class _Run:
             return (order.get(tid, len(order)), task_sort_key(tid), int(sim.get("trial") or 0))
 
         self.results.simulations.sort(key=key)
+        if self.cache is not None:
+            self._count_cache()
         if self.store is not None:
             self.store.finish(self.results, self.lines)
         return self.results
+
+    def _count_cache(self) -> None:
+        """Record this run's reply-cache hits and misses (added to a resumed run's)."""
+        assert self.cache is not None
+        before = self.results.info.get("user_cache") or {}
+        now = self.cache.counts()
+        self.results.info["user_cache"] = {
+            name: int(before.get(name, 0)) + now[name] - self.cache_start[name]
+            for name in ("hits", "misses")
+        }
 
     async def _play_async(self, todo: list[tuple[str, int]], total: int) -> None:
         def ended(index: int, sim: JSONObject) -> None:

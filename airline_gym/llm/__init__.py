@@ -6,7 +6,8 @@ are switched off), so a failing endpoint costs at most ``num_retries + 1`` reque
 
 Modules: :mod:`~airline_gym.llm.client` (the model and its retry loop),
 :mod:`~airline_gym.llm.errors` (``LLMError`` and what is retried), :mod:`~airline_gym.llm.replies`
-(reply parsing), :mod:`~airline_gym.llm.credentials` (keys), :mod:`~airline_gym.llm.litellm_backend`
+(reply parsing), :mod:`~airline_gym.llm.reply_cache` (replies stored by request, SQLite),
+:mod:`~airline_gym.llm.credentials` (keys), :mod:`~airline_gym.llm.litellm_backend`
 and :mod:`~airline_gym.llm.background` (the loop blocking calls run on).
 """
 
@@ -19,6 +20,7 @@ from airline_gym.llm.credentials import check_credentials
 from airline_gym.llm.errors import LLMError
 from airline_gym.llm.litellm_backend import load_litellm
 from airline_gym.llm.replies import ChatReply
+from airline_gym.llm.reply_cache import CachedChatModel, ReplyCache, ReplyCacheError
 
 _litellm = load_litellm  # old private name, still used by tests
 
@@ -28,10 +30,13 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 __all__ = [
     "RESERVED_KWARGS",
+    "CachedChatModel",
     "ChatModel",
     "ChatReply",
     "LLMError",
     "LiteLLMChatModel",
+    "ReplyCache",
+    "ReplyCacheError",
     "check_credentials",
     "load_litellm",
 ]

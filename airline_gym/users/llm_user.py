@@ -9,7 +9,16 @@ from typing import Any
 
 from airline_gym.domain.prompts import user_system_prompt
 from airline_gym.domain.tasks import Task
-from airline_gym.llm import ChatReply, LiteLLMChatModel, LLMError, check_credentials
+from airline_gym.llm import (
+    CachedChatModel,
+    ChatReply,
+    LiteLLMChatModel,
+    LLMError,
+    ReplyCache,
+    ReplyCacheError,
+    check_credentials,
+)
+from airline_gym.llm.reply_cache import open_reply_cache
 from airline_gym.users.base import Dialogue, UserSimulator, UserSimulatorError
 
 __all__ = ["DEFAULT_USER_MODEL", "USER_MODEL_ENV", "LLMUser"]
@@ -39,7 +48,8 @@ class LLMUser(UserSimulator):
     ``api_key``, ``temperature`` (default 0.0), ``timeout``, ``max_retries``, ``seed``...); other
     keys are passed to litellm. The seed given to :meth:`reset` overrides ``llm_args["seed"]``;
     with neither, no seed is sent. ``cost`` sums the provider-reported cost of the episode
-    (``None`` while no reply has reported one).
+    (``None`` while no reply has reported one). ``cache`` (a :class:`ReplyCache` or the path of
+    its SQLite file) answers a request it has seen before without calling the model.
     """
 
     offline = False
@@ -49,7 +59,9 @@ class LLMUser(UserSimulator):
         model: str | None = None,
         llm_args: Mapping[str, Any] | None = None,
         data_dir: str | os.PathLike[str] | None = None,
+        cache: ReplyCache | str | os.PathLike[str] | None = None,
     ) -> None:
+        self.cache = open_reply_cache(cache)
         self.model = (
             model if model is not None else (os.environ.get(USER_MODEL_ENV) or DEFAULT_USER_MODEL)
         )
@@ -92,8 +104,8 @@ class LLMUser(UserSimulator):
         """The model's next customer message."""
         messages = self.messages(dialogue)
         try:
-            answer = self.chat_model.complete(messages)
-        except LLMError as exc:
+            answer = self._client().complete(messages)
+        except (LLMError, ReplyCacheError) as exc:
             raise self._error(exc) from exc
         return self._text(answer)
 
@@ -101,13 +113,20 @@ class LLMUser(UserSimulator):
         """Async :meth:`reply` (litellm's async client; no worker thread)."""
         messages = self.messages(dialogue)
         try:
-            answer = await self.chat_model.acomplete(messages)
-        except LLMError as exc:
+            answer = await self._client().acomplete(messages)
+        except (LLMError, ReplyCacheError) as exc:
             raise self._error(exc) from exc
         return self._text(answer)
 
-    def _error(self, exc: LLMError) -> UserSimulatorError:
-        return UserSimulatorError(f"user simulator LLM {self.model!r} failed: {exc.cause}")
+    def _client(self) -> LiteLLMChatModel | CachedChatModel:
+        """The chat model, behind the reply cache when there is one."""
+        return (
+            self.chat_model if self.cache is None else CachedChatModel(self.chat_model, self.cache)
+        )
+
+    def _error(self, exc: LLMError | ReplyCacheError) -> UserSimulatorError:
+        cause = exc.cause if isinstance(exc, LLMError) else str(exc)
+        return UserSimulatorError(f"user simulator LLM {self.model!r} failed: {cause}")
 
     def _text(self, answer: ChatReply) -> str:
         self.calls += 1
