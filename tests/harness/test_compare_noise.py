@@ -184,6 +184,13 @@ def test_real_leaderboard_runs(capsys):
     result = compare(Results.load(AIDE), Results.load(DISTYL))
     assert (result.paired[1].a, result.paired[1].b) == (36 / 50, 38 / 50)
     assert result.verdict == "within noise"
+    # the README's figures
+    interval = result.paired[1].difference
+    assert (interval.low, interval.high) == pytest.approx((-0.06, 0.12))
+    gpt54 = TRAJECTORIES / "t2old__lb-ironshell__llm_agent-gpt-5.4__user-gpt-4.1.json"
+    better = paired_difference(Results.load(gpt54), Results.load(AIDE))[1]
+    assert better.verdict == "B is better"
+    assert (better.difference.low, better.difference.high) == pytest.approx((0.06, 0.28))
     # tau2 tasks against tau3 tasks, gpt-4.1 customer against gpt-4o: refused, both said
     assert main(["compare", str(AIDE), str(TAU3_RUN)]) == 2
     err = capsys.readouterr().err.splitlines()
