@@ -1,32 +1,82 @@
 """Serve the env over HTTP/WebSocket as an OpenEnv environment (openenv-core's own server).
 
 Each client session gets its own episode (its own env, DB and customer); at most
---max-sessions live at once. Connect with OpenEnv's GenericEnvClient, TRL's or verifiers'
-OpenEnv integrations (see the README). Needs the openenv extra: pip install "airline-gym[openenv]".
+--max-sessions live at once, and a session with no message for --idle-timeout seconds is
+released. Connect with OpenEnv's GenericEnvClient, TRL's or verifiers' OpenEnv integrations (see
+the README). Needs the openenv extra: pip install "airline-gym[openenv]".
 
   airline-gym serve                                  # 127.0.0.1:8000, scripted customer
-  airline-gym serve --port 9000 --max-sessions 512
+  airline-gym serve --port 0                         # any free port (printed once listening)
+  airline-gym serve --port 9000 --max-sessions 512 --idle-timeout 120
   airline-gym serve --user-model gpt-4.1             # LLM customer (needs OPENAI_API_KEY)
   airline-gym serve --user-model openai/qwen --user-api-base http://localhost:8001/v1
+
+Bad settings, a customer without credentials and an address that cannot be listened on (port
+in use) are refused at start: one line, exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import math
+import socket
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from airline_gym.errors import ConfigError, require
+from airline_gym.errors import ConfigError, UserSimulatorError, require
+
+#: Defaults shown in --help: the integration's own defaults (a test checks they agree).
+IDLE_TIMEOUT = 600.0
+MAX_TOOL_CALLS = 32
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free port) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is out of range (0 to 65535)")
+    return port
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds > 0."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text}")
+    return seconds
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym serve``."""
     parser.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument(
+        "--port", type=port_number, default=8000, help="port (default 8000; 0: any free port)"
+    )
     parser.add_argument(
         "--max-sessions", type=int, default=256, help="concurrent sessions (default 256)"
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=positive_seconds,
+        default=IDLE_TIMEOUT,
+        metavar="SECONDS",
+        help=f"release a session after this long without a message (default {IDLE_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--max-tool-calls",
+        type=int,
+        default=MAX_TOOL_CALLS,
+        help="tool calls one action may carry; more get an error observation and run nothing "
+        f"(default {MAX_TOOL_CALLS})",
     )
     parser.add_argument("--tasks", default="tau2", help="'tau2' or a path to a tasks.json")
     parser.add_argument("--split", help="task split drawn from when reset names no task")
@@ -42,6 +92,8 @@ def env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The AirlineEnv arguments every session's env is built with."""
     if args.max_sessions < 1:
         raise ConfigError("--max-sessions must be at least 1")
+    if args.max_tool_calls < 1:
+        raise ConfigError("--max-tool-calls must be at least 1")
     kwargs: dict[str, Any] = {
         "tasks": args.tasks,
         "max_steps": args.max_steps,
@@ -75,30 +127,74 @@ def without_module(name: str) -> Iterator[None]:
             del sys.modules[name]
 
 
-def make_server(args: argparse.Namespace) -> Any:
-    """The ``uvicorn.Server`` that ``airline-gym serve`` runs (``--port 0``: any free port).
+def build_app(args: argparse.Namespace) -> Any:
+    """The FastAPI app ``airline-gym serve`` serves; bad settings fail here, in one line.
 
-    Bad settings fail here, in one line, not in every session.
+    Further routes (other protocols over the same env settings) are added to this app.
     """
     kwargs = env_kwargs(args)
-    uvicorn = require("uvicorn", "openenv", "airline-gym serve")
     with without_module("gradio"):
-        from airline_gym.integrations.openenv import (
-            AirlineOpenEnv,
-            make_app,
-            quiet_clean_disconnects,
-        )
+        from airline_gym.integrations.openenv import AirlineOpenEnv
+        from airline_gym.integrations.openenv_server import make_app
 
-    AirlineOpenEnv(**kwargs).close()
-    app = make_app(max_sessions=args.max_sessions, **kwargs)
+    probe = AirlineOpenEnv(max_tool_calls=args.max_tool_calls, **kwargs)
+    try:  # an LLM customer without credentials would fail every session: refuse it now
+        probe.env.user.check_ready()
+    except UserSimulatorError as exc:
+        raise ConfigError(str(exc)) from None
+    finally:
+        probe.close()
+    return make_app(
+        max_sessions=args.max_sessions,
+        idle_timeout=args.idle_timeout,
+        max_tool_calls=args.max_tool_calls,
+        **kwargs,
+    )
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port`` (0: any free port), or a one-line ConfigError."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=2048)
+    except OSError as exc:  # in use, not ours to bind, no such interface or name
+        reason = exc.strerror or str(exc)
+        raise ConfigError(f"cannot listen on {host}:{port}: {reason}") from None
+
+
+@dataclass
+class Serving:
+    """A ``uvicorn.Server`` and the socket it serves (bound already: :attr:`url` is real)."""
+
+    server: Any
+    sock: socket.socket
+
+    @property
+    def url(self) -> str:
+        """``http://host:port`` of the bound socket (the port it got for ``--port 0``)."""
+        host, port = self.sock.getsockname()[:2]
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+    def run(self) -> None:
+        """Serve until ``server.should_exit`` (or Ctrl+C in the main thread)."""
+        self.server.run(sockets=[self.sock])
+
+
+def make_server(args: argparse.Namespace) -> Serving:
+    """``airline-gym serve``'s server, listening already; bad settings fail here in one line."""
+    app = build_app(args)
+    uvicorn = require("uvicorn", "openenv", "airline-gym serve")
+    from airline_gym.integrations.openenv_server import quiet_clean_disconnects
+
+    sock = listen(args.host, args.port)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
     quiet_clean_disconnects()  # after Config: it configures uvicorn's loggers
-    return uvicorn.Server(config)
+    return Serving(uvicorn.Server(config), sock)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym serve`` until interrupted."""
-    server = make_server(args)
-    print(f"serving airline-gym (OpenEnv) on http://{args.host}:{args.port}", flush=True)
-    server.run()  # a port already taken: uvicorn logs it and exits with status 3
+    serving = make_server(args)
+    print(f"serving airline-gym (OpenEnv) on {serving.url}", flush=True)
+    serving.run()
     return 0

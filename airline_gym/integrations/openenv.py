@@ -1,8 +1,9 @@
 """The env as an OpenEnv environment: served by ``openenv-core``'s own HTTP/WebSocket server.
 
 Needs the ``openenv`` extra (``pip install "airline-gym[openenv]"``). ``airline-gym serve`` runs
-:func:`make_app` with uvicorn; every WebSocket session gets its own :class:`AirlineOpenEnv` (its
-own :class:`~airline_gym.env.AirlineEnv`, DB and customer), so sessions never share an episode.
+:func:`airline_gym.integrations.openenv_server.make_app` with uvicorn; every WebSocket session
+gets its own :class:`AirlineOpenEnv` (its own :class:`~airline_gym.env.AirlineEnv`, DB and
+customer), so sessions never share an episode.
 The wire format is the Python env's, field for field:
 
 - **action** (:class:`AirlineAction`): ``{"message": <what AirlineEnv.step accepts>}``, i.e. an
@@ -11,7 +12,12 @@ The wire format is the Python env's, field for field:
 - **observation** (:class:`AirlineObservation`): ``messages`` (the new messages ``step`` returned),
   ``reward``, ``terminated``, ``truncated``, ``done`` (either), and ``info`` (the env's info dict:
   full history, tools, system prompt, ``reward_info`` on the last step...).
-- **reset** takes ``seed`` and ``task`` (a task id; absent: drawn from the split with ``seed``).
+- **reset** takes ``seed``, ``task`` (a task id; absent: drawn from the split with ``seed``) and
+  ``episode_id``; any other key is refused with an error naming it (as ``AirlineEnv.reset``
+  refuses an unknown option), never dropped.
+- **work per step is bounded**: an action with more than ``max_tool_calls`` tool calls (default
+  :data:`DEFAULT_MAX_TOOL_CALLS`) is refused before it reaches the episode: the observation is one
+  ``Error: ...`` system message and the episode (history, step and error counts) is unchanged.
 - **state** (:class:`AirlineState`): ``episode_id``, ``step_count``, ``task_id``, ``num_errors``,
   ``termination_reason``, ``done``.
 
@@ -27,8 +33,6 @@ With OpenEnv's generic client::
 
 from __future__ import annotations
 
-import functools
-import logging
 import uuid
 from typing import Any
 
@@ -41,9 +45,6 @@ try:
         Observation,
         State,
     )
-    from openenv.core.env_server import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
-        create_fastapi_app as _create_fastapi_app,
-    )
     from openenv.core.env_server.types import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
         EnvironmentMetadata,
     )
@@ -52,17 +53,22 @@ except ImportError:  # pragma: no cover - exercised only without the extra
         "airline_gym.integrations.openenv", "openenv-core", "openenv"
     ) from None
 from pydantic import Field
-from starlette.websockets import WebSocketDisconnect
 
-from airline_gym.env.airline_env import AirlineEnv
+from airline_gym.env.airline_env import TRUNCATING, AirlineEnv
+from airline_gym.errors import ConfigError
+
+#: Tool calls one action may carry on the server (real models send a handful; 8,000 cost seconds).
+DEFAULT_MAX_TOOL_CALLS = 32
+#: The keywords ``reset`` takes; any other is refused.
+RESET_KEYS = ("seed", "task", "episode_id")
 
 __all__ = [
+    "DEFAULT_MAX_TOOL_CALLS",
+    "RESET_KEYS",
     "AirlineAction",
     "AirlineObservation",
     "AirlineOpenEnv",
     "AirlineState",
-    "make_app",
-    "quiet_clean_disconnects",
 ]
 
 
@@ -93,13 +99,22 @@ class AirlineState(State):
     done: bool = False
 
 
+class NoEpisodeError(ConfigError, RuntimeError):
+    """A step before any reset (a client's mistake: reported, never a server error)."""
+
+
 class AirlineOpenEnv(Environment[AirlineAction, AirlineObservation, AirlineState]):
     """An OpenEnv ``Environment`` over one :class:`AirlineEnv` (one per server session)."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, **env_kwargs: Any) -> None:
+    def __init__(self, max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS, **env_kwargs: Any) -> None:
         super().__init__()
+        if isinstance(max_tool_calls, bool) or not isinstance(max_tool_calls, int):
+            raise ConfigError(f"max_tool_calls must be a whole number, got {max_tool_calls!r}")
+        if max_tool_calls < 1:
+            raise ConfigError(f"max_tool_calls must be at least 1, got {max_tool_calls}")
+        self.max_tool_calls = max_tool_calls
         self.env = AirlineEnv(**env_kwargs)
         self._episode_id: str | None = None
 
@@ -125,9 +140,18 @@ class AirlineOpenEnv(Environment[AirlineAction, AirlineObservation, AirlineState
         seed: int | None = None,
         episode_id: str | None = None,
         task: str | int | None = None,
-        **_: Any,
+        **unknown: Any,
     ) -> dict[str, Any]:
-        """``AirlineEnv.reset``'s arguments for OpenEnv's ``reset`` arguments."""
+        """``AirlineEnv.reset``'s arguments for OpenEnv's ``reset`` arguments (checked)."""
+        if unknown:  # a typo (``tsak``, ``sede``) must not silently start a random task
+            names = ", ".join(sorted(map(repr, unknown)))
+            raise ConfigError(f"unknown reset key(s) {names}; known: {', '.join(RESET_KEYS)}")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ConfigError(f"reset seed must be a whole number >= 0 or null, got {seed!r}")
+        if task is not None and (isinstance(task, bool) or not isinstance(task, str | int)):
+            raise ConfigError(f"reset task must be a task id (string or number), got {task!r}")
+        if episode_id is not None and not isinstance(episode_id, str):
+            raise ConfigError(f"reset episode_id must be a string, got {episode_id!r}")
         self._episode_id = episode_id or str(uuid.uuid4())
         return {"seed": seed, "options": None if task is None else {"task": task}}
 
@@ -143,24 +167,52 @@ class AirlineOpenEnv(Environment[AirlineAction, AirlineObservation, AirlineState
         task: str | int | None = None,
         **kwargs: Any,
     ) -> AirlineObservation:
-        """Start an episode of ``task`` (a task id; None: drawn from the split with ``seed``)."""
-        return self._after_reset(*self.env.reset(**self._reset_args(seed, episode_id, task)))
+        """Start an episode of ``task`` (a task id; None: drawn from the split with ``seed``).
+
+        Raises :class:`~airline_gym.errors.ConfigError` for a key other than :data:`RESET_KEYS`.
+        """
+        args = self._reset_args(seed, episode_id, task, **kwargs)
+        return self._after_reset(*self.env.reset(**args))
 
     async def reset_async(self, **kwargs: Any) -> AirlineObservation:
-        """As :meth:`reset` (the same keywords), not blocking the server on the customer's LLM."""
+        """As :meth:`reset` (the same keywords), the customer's LLM awaited on the caller's loop."""
         return self._after_reset(*await self.env.areset(**self._reset_args(**kwargs)))
+
+    def _refusal(self, action: AirlineAction) -> AirlineObservation | None:
+        """The error observation for an action this server does not run, else ``None``."""
+        if self.env.episode is None:
+            raise NoEpisodeError("no episode to step: send reset first")
+        calls = action.message.get("tool_calls") if isinstance(action.message, dict) else None
+        if not isinstance(calls, list) or len(calls) <= self.max_tool_calls:
+            return None
+        text = (
+            f"Error: invalid action: {len(calls):,} tool calls in one action; this server runs "
+            f"at most {self.max_tool_calls} (airline-gym serve --max-tool-calls); not run"
+        )
+        episode = self.env.episode
+        truncated = episode.done and episode.termination_reason in TRUNCATING
+        terminated = episode.done and not truncated
+        info = self.env._info()
+        return self._observation(
+            [{"role": "system", "content": text}], 0.0, terminated, truncated, info
+        )
 
     def step(
         self, action: AirlineAction, timeout_s: float | None = None, **kwargs: Any
     ) -> AirlineObservation:
-        """Apply one agent message; the observation is what ``AirlineEnv.step`` returned."""
-        return self._observation(*self.env.step(action.message))
+        """Apply one agent message; the observation is what ``AirlineEnv.step`` returned.
+
+        An action over ``max_tool_calls`` gets an error observation and changes nothing.
+        """
+        refusal = self._refusal(action)
+        return refusal or self._observation(*self.env.step(action.message))
 
     async def step_async(
         self, action: AirlineAction, timeout_s: float | None = None, **kwargs: Any
     ) -> AirlineObservation:
-        """As :meth:`step`, with the customer's LLM called without blocking the server."""
-        return self._observation(*await self.env.astep(action.message))
+        """As :meth:`step`, with the customer's LLM awaited (on the caller's event loop)."""
+        refusal = self._refusal(action)
+        return refusal or self._observation(*await self.env.astep(action.message))
 
     @property
     def state(self) -> AirlineState:
@@ -189,34 +241,3 @@ class AirlineOpenEnv(Environment[AirlineAction, AirlineObservation, AirlineState
     def close(self) -> None:
         """Release the env (called by OpenEnv when the session ends)."""
         self.env.close()
-
-
-def make_app(max_sessions: int = 256, **env_kwargs: Any) -> Any:
-    """OpenEnv's FastAPI app serving :class:`AirlineOpenEnv` sessions built with ``env_kwargs``.
-
-    At most ``max_sessions`` WebSocket sessions live at once (each one episode at a time).
-    """
-    factory = functools.partial(AirlineOpenEnv, **env_kwargs)
-    return _create_fastapi_app(
-        factory, AirlineAction, AirlineObservation, max_concurrent_envs=max_sessions
-    )
-
-
-class _CleanDisconnects(logging.Filter):
-    """Drops uvicorn's error record for a WebSocket session its client ended normally."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.exc_info and isinstance(record.exc_info[1], WebSocketDisconnect))
-
-
-def quiet_clean_disconnects(logger: str = "uvicorn.error") -> None:
-    """Stop a traceback being logged each time a client closes its session (openenv-core 0.3).
-
-    openenv-core's WebSocket handler closes the socket in a ``finally`` that expects a
-    ``RuntimeError`` when the client has already gone, but starlette raises
-    ``WebSocketDisconnect``, which uvicorn logs as "Exception in ASGI application" for a session
-    that ended normally (OpenEnv issue 1159). Only that exception type is dropped.
-    """
-    target = logging.getLogger(logger)
-    if not any(isinstance(f, _CleanDisconnects) for f in target.filters):
-        target.addFilter(_CleanDisconnects())

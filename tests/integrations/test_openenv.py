@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import logging
 import os
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -41,13 +39,13 @@ def import_openenv_client():
 GenericEnvClient = import_openenv_client()
 
 from airline_gym.agents import GoldAgent, NoOpAgent  # noqa: E402
-from airline_gym.cli.main import build_parser  # noqa: E402
 from airline_gym.cli.main import main as cli_main  # noqa: E402
 from airline_gym.env.airline_env import AirlineEnv  # noqa: E402
 from airline_gym.harness.runner import run_episode  # noqa: E402
 from airline_gym.integrations.openenv import AirlineOpenEnv  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
+from openenv_servers import LoggedErrors, running_server  # noqa: E402
 from readme_examples import readme_example, run_example  # noqa: E402
 
 ENV_KWARGS = {"user": "scripted", "max_steps": 60}
@@ -78,17 +76,6 @@ class Sessions:
             time.sleep(0.05)
 
 
-class Errors(logging.Handler):
-    """Keeps the error records a logger emits."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.ERROR)
-        self.records: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record.getMessage())
-
-
 @pytest.fixture(scope="module")
 def sessions():
     with pytest.MonkeyPatch.context() as monkeypatch:
@@ -98,20 +85,9 @@ def sessions():
 @pytest.fixture(scope="module")
 def server(sessions):
     """``airline-gym serve --port 0`` (any free port) running in a thread; yields its URL."""
-    argv = ["serve", "--port", "0", "--max-sessions", str(SESSIONS + 8)]
-    args = build_parser().parse_args([*argv, "--max-steps", str(ENV_KWARGS["max_steps"])])
-    uv = serve.make_server(args)
-    thread = threading.Thread(target=uv.run, name="airline-gym-serve", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not uv.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.02)
-    port = uv.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}"
-    uv.should_exit = True
-    thread.join(timeout=30)
-    assert not thread.is_alive(), "the server did not stop"
+    options = ["--max-sessions", str(SESSIONS + 8), "--max-steps", str(ENV_KWARGS["max_steps"])]
+    with running_server(*options) as url:
+        yield url
 
 
 def agent_for(i: int, tasks):
@@ -180,8 +156,6 @@ def test_200_concurrent_sessions_are_isolated_and_graded_as_in_process(
     jobs = [(ids[i % len(ids)], i) for i in range(SESSIONS)]
     sessions.wait_all_closed()  # the earlier tests' sessions
     opened, closed = sessions.opened, sessions.closed
-    errors = Errors()
-    logging.getLogger("uvicorn.error").addHandler(errors)
 
     async def main():
         # every session connects and plays at once: 200 live episodes on one server
@@ -190,12 +164,11 @@ def test_200_concurrent_sessions_are_isolated_and_graded_as_in_process(
         results = await asyncio.wait_for(asyncio.gather(*runs), timeout=600)
         return results, time.perf_counter() - start
 
-    try:
+    with LoggedErrors() as errors, LoggedErrors("airline_gym") as ours:
         results, seconds = asyncio.run(main())
         sessions.wait_all_closed()
-    finally:
-        logging.getLogger("uvicorn.error").removeHandler(errors)
-    assert errors.records == []  # 200 clients left normally: no traceback in the server's log
+    # 200 clients left normally: nothing in the server's log
+    assert errors.records == ours.records == []
     # one env per session, each closed when its client left: nothing leaks or lingers
     assert (sessions.opened - opened, sessions.closed - closed) == (SESSIONS, SESSIONS)
     steps = 0

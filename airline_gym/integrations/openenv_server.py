@@ -1,0 +1,288 @@
+"""``airline-gym serve``'s app: openenv-core's HTTP server with a session loop that holds up.
+
+openenv-core's :class:`HTTPEnvServer` provides the routes (``/health``, ``/reset``, ``/state``,
+``/schema``, ``/metadata``, ``/mcp``) and the session bookkeeping (capacity, one executor thread
+per session). Two of its routes are replaced, because against hostile clients they failed:
+
+- ``/ws`` (the WebSocket session, :meth:`AirlineEnvServer.websocket_session`): each session's
+  env work (reset, step, state, and turning the observation into JSON) runs on the session's own
+  thread, so a slow step never holds the event loop, other sessions or ``/health``; a frame that
+  is not a JSON object (array, number, string, ``null``, binary) gets an error reply and the
+  session keeps its episode; a session with no message for ``idle_timeout`` seconds is closed.
+- ``POST /step``: over plain HTTP every request gets a fresh env (OpenEnv's stateless API), so
+  no step can ever find an episode: it answers 409 with the reason instead of a 500.
+
+Sessions created without a WebSocket (``openenv/session/create`` over ``POST /mcp``) are
+released once idle for ``idle_timeout`` seconds, so they cannot hold ``max_sessions`` for good.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import logging
+import time
+from typing import Any
+
+from airline_gym.errors import AirlineGymError, ConfigError, MissingDependencyError
+from airline_gym.integrations.openenv import (
+    DEFAULT_MAX_TOOL_CALLS,
+    AirlineAction,
+    AirlineObservation,
+    AirlineOpenEnv,
+)
+
+try:
+    from fastapi import Body, FastAPI, HTTPException, WebSocket
+    from openenv.core.env_server.exceptions import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
+        EnvironmentFactoryError,
+        SessionCapacityError,
+    )
+    from openenv.core.env_server.http_server import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
+        HTTPEnvServer,
+    )
+    from openenv.core.env_server.serialization import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
+        deserialize_action,
+        serialize_observation,
+    )
+    from openenv.core.env_server.types import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
+        ConcurrencyConfig,
+        ResetRequest,
+        ResetResponse,
+        WSErrorCode,
+        WSErrorResponse,
+        WSObservationResponse,
+        WSStateResponse,
+    )
+    from pydantic import ValidationError
+    from starlette.websockets import WebSocketDisconnect
+except ImportError:  # pragma: no cover - exercised only without the extra
+    raise MissingDependencyError(
+        "airline_gym.integrations.openenv_server", "openenv-core", "openenv"
+    ) from None
+
+__all__ = ["DEFAULT_IDLE_TIMEOUT", "AirlineEnvServer", "make_app", "quiet_clean_disconnects"]
+
+log = logging.getLogger(__name__)
+
+#: Seconds a session may go without a message before it is closed (``--idle-timeout``).
+DEFAULT_IDLE_TIMEOUT = 600.0
+#: What a stateless ``POST /step`` is told (409).
+HTTP_STEP_REFUSAL = (
+    "no episode to step: over plain HTTP each request gets a fresh env (OpenEnv's stateless API), "
+    "so reset and step on one WebSocket session instead (/ws, e.g. openenv's GenericEnvClient)"
+)
+_MESSAGE_TYPES = "reset, step, state, close"
+
+
+def _error(message: str, code: WSErrorCode, **extra: Any) -> str:
+    """An OpenEnv error reply as JSON text."""
+    return str(WSErrorResponse(data={"message": message, "code": code, **extra}).model_dump_json())
+
+
+def _frame_message(frame: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+    """(the JSON object a text frame carries, None), or (None, the error reply)."""
+    text = frame.get("text")
+    if text is None:
+        reason = "a binary frame; send each message as a JSON object in a text frame"
+        return None, _error(f"Invalid message: {reason}", WSErrorCode.INVALID_JSON)
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return None, _error(f"Invalid JSON: {exc}", WSErrorCode.INVALID_JSON)
+    if not isinstance(message, dict):
+        kinds = {list: "an array", str: "a string", type(None): "null"}
+        kind = kinds.get(type(message), "a number")
+        reason = f'a message is a JSON object {{"type": ..., "data": ...}}, got {kind}'
+        return None, _error(f"Invalid message: {reason}", WSErrorCode.INVALID_JSON)
+    return message, None
+
+
+class AirlineEnvServer(HTTPEnvServer):  # type: ignore[misc,unused-ignore]
+    """openenv-core's server with the session loop and idle release described above."""
+
+    def __init__(self, factory: Any, max_sessions: int, idle_timeout: float) -> None:
+        config = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=idle_timeout)
+        super().__init__(factory, AirlineAction, AirlineObservation, concurrency_config=config)
+        self.idle_timeout = idle_timeout
+        self._websocket_sessions: set[str] = set()  # these time out in their own loop
+
+    # --- the WebSocket session ---------------------------------------------------------------
+    async def websocket_session(self, websocket: WebSocket) -> None:
+        """One client's session: its own env, one message at a time, until it leaves or idles."""
+        await websocket.accept()
+        try:
+            session_id, env = await self._create_session()
+        except SessionCapacityError as exc:
+            extra = {"active_sessions": exc.active_sessions, "max_sessions": exc.max_sessions}
+            await self._close(websocket, _error(str(exc), WSErrorCode.CAPACITY_REACHED, **extra))
+            return
+        except EnvironmentFactoryError as exc:
+            reply = _error(str(exc), WSErrorCode.FACTORY_ERROR, factory_name=exc.factory_name)
+            await self._close(websocket, reply)
+            return
+        self._websocket_sessions.add(session_id)
+        try:
+            farewell = await self._serve(websocket, session_id, env)
+        except (WebSocketDisconnect, OSError):
+            farewell = None  # the client left mid-reply
+        finally:
+            self._websocket_sessions.discard(session_id)
+            await self._destroy_session(session_id)
+        await self._close(websocket, farewell)
+
+    async def _close(self, websocket: WebSocket, last_reply: str | None) -> None:
+        with contextlib.suppress(WebSocketDisconnect, RuntimeError, OSError):  # already gone
+            if last_reply is not None:
+                await websocket.send_text(last_reply)
+            await websocket.close()
+
+    async def _serve(
+        self, websocket: WebSocket, session_id: str, env: AirlineOpenEnv
+    ) -> str | None:
+        """Answer frames until the client closes (None) or idles (the reply to send last)."""
+        while True:
+            try:
+                frame = await asyncio.wait_for(websocket.receive(), self.idle_timeout)
+            except TimeoutError:
+                return _error(
+                    f"session closed: no message for {self.idle_timeout:g} s "
+                    "(airline-gym serve --idle-timeout)",
+                    WSErrorCode.SESSION_ERROR,
+                )
+            if frame["type"] == "websocket.disconnect":
+                return None
+            message, refusal = _frame_message(frame)
+            if message is not None and message.get("type") == "close":
+                return None
+            reply = refusal if message is None else await self._answer(session_id, env, message)
+            await websocket.send_text(str(reply))
+
+    async def _answer(self, session_id: str, env: AirlineOpenEnv, message: dict[str, Any]) -> str:
+        """The reply to one message; the env's work runs on the session's thread."""
+        kind, data = message.get("type"), message.get("data", {})
+        if kind not in ("reset", "step", "state"):
+            return _error(
+                f"Unknown message type: {kind!r}; known: {_MESSAGE_TYPES}",
+                WSErrorCode.UNKNOWN_TYPE,
+            )
+        if kind != "state" and not isinstance(data, dict):
+            return _error(f"{kind} data must be a JSON object", WSErrorCode.VALIDATION_ERROR)
+        work = functools.partial(_handle, env, kind, data)
+        try:
+            reply = await self._run_in_session_executor(session_id, work)
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False, include_context=False, include_input=False)
+            reply = _error("Invalid message", WSErrorCode.VALIDATION_ERROR, errors=errors)
+        except Exception as exc:
+            if not isinstance(exc, AirlineGymError):  # not the client's mistake: a bug to see
+                log.warning("session %s: %s failed", session_id, kind, exc_info=True)
+            reply = _error(str(exc) or type(exc).__name__, WSErrorCode.EXECUTION_ERROR)
+        self._update_session_activity(session_id, increment_step=kind == "step")
+        return str(reply)
+
+    # --- idle sessions made without a WebSocket ----------------------------------------------
+    async def _reap_idle_sessions(self) -> None:
+        """Release sessions (made over ``POST /mcp``) idle for ``idle_timeout`` seconds."""
+        interval = min(max(self.idle_timeout / 4, 0.05), 5.0)
+        while True:
+            await asyncio.sleep(interval)
+            now = time.time()
+            async with self._session_lock:
+                idle = [
+                    sid
+                    for sid, info in self._session_info.items()
+                    if sid not in self._websocket_sessions
+                    and now - info.last_activity_at > self.idle_timeout
+                ]
+            for sid in idle:
+                log.info("session %s released after %g s idle", sid, self.idle_timeout)
+                await self._destroy_session(sid)
+
+    # --- routes ---------------------------------------------------------------------------
+    def register(self, app: FastAPI) -> None:
+        """openenv-core's routes on ``app``; ``/ws``, ``POST /reset`` and ``/step`` replaced."""
+        self.register_routes(app)
+        replaced = {"/ws", "/reset", "/step"}
+        kept = [r for r in app.router.routes if getattr(r, "path", None) not in replaced]
+        if len(app.router.routes) - len(kept) != len(replaced):  # openenv-core changed shape
+            raise RuntimeError(f"openenv-core's app does not have exactly the routes {replaced}")
+        app.router.routes[:] = kept
+        app.add_api_websocket_route("/ws", self.websocket_session)
+
+        @app.post("/reset", tags=["Environment Control"])
+        async def reset(
+            request: ResetRequest = Body(default_factory=ResetRequest),  # noqa: B008
+        ) -> ResetResponse:
+            """A first observation from a fresh env (stateless: nothing can step it after)."""
+            kwargs = request.model_dump(exclude_unset=True)
+            try:
+                observation = await asyncio.to_thread(_stateless_reset, self._env_factory, kwargs)
+            except ConfigError as exc:  # e.g. an unknown key or task: the client's mistake
+                raise HTTPException(status_code=400, detail=str(exc)) from None
+            return ResetResponse(**serialize_observation(observation))
+
+        @app.post("/step", status_code=409, tags=["Environment Control"])
+        async def step() -> None:
+            """Refused: over plain HTTP there is no episode to step (see /ws)."""
+            raise HTTPException(status_code=409, detail=HTTP_STEP_REFUSAL)
+
+
+def _stateless_reset(factory: Any, kwargs: dict[str, Any]) -> AirlineObservation:
+    """``POST /reset``'s work (on a worker thread): a fresh env, reset, then closed."""
+    env = factory()
+    try:
+        return env.reset(**kwargs)  # type: ignore[no-any-return]
+    finally:
+        env.close()
+
+
+def _handle(env: AirlineOpenEnv, kind: str, data: dict[str, Any]) -> str:
+    """Do one message's work on ``env`` and return the reply as JSON text (on a session thread)."""
+    if kind == "state":
+        return str(WSStateResponse(data=env.state.model_dump()).model_dump_json())
+    if kind == "reset":
+        observation = env.reset(**data)
+    else:
+        observation = env.step(deserialize_action(data, AirlineAction))
+    return str(WSObservationResponse(data=serialize_observation(observation)).model_dump_json())
+
+
+def make_app(
+    max_sessions: int = 256,
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
+    **env_kwargs: Any,
+) -> FastAPI:
+    """The FastAPI app serving :class:`AirlineOpenEnv` sessions built with ``env_kwargs``.
+
+    At most ``max_sessions`` sessions live at once (each one episode at a time); a session with
+    no message for ``idle_timeout`` seconds is released; an action may carry at most
+    ``max_tool_calls`` tool calls.
+    """
+    factory = functools.partial(AirlineOpenEnv, max_tool_calls=max_tool_calls, **env_kwargs)
+    app = FastAPI(title="airline-gym (OpenEnv)", description=__doc__)
+    AirlineEnvServer(factory, max_sessions, idle_timeout).register(app)
+    return app
+
+
+class _CleanDisconnects(logging.Filter):
+    """Drops uvicorn's error record for a WebSocket session its client ended normally."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], WebSocketDisconnect))
+
+
+def quiet_clean_disconnects(logger: str = "uvicorn.error") -> None:
+    """Stop a traceback being logged each time a client closes its ``/mcp`` WebSocket session.
+
+    openenv-core's WebSocket handlers close the socket in a ``finally`` that expects a
+    ``RuntimeError`` when the client has already gone, but starlette raises
+    ``WebSocketDisconnect``, which uvicorn logs as "Exception in ASGI application" for a session
+    that ended normally (OpenEnv issue 1159). Only that exception type is dropped.
+    """
+    target = logging.getLogger(logger)
+    if not any(isinstance(f, _CleanDisconnects) for f in target.filters):
+        target.addFilter(_CleanDisconnects())

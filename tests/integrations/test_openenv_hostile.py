@@ -1,0 +1,234 @@
+"""``airline-gym serve`` against hostile clients: raw WebSocket frames and plain HTTP on 127.0.0.1.
+
+Each test talks to a real server (``openenv_servers.running_server``) with ``websockets``' own
+client, so it can send what OpenEnv's client never would: frames that are not JSON objects,
+binary frames, unknown reset keys, too many tool calls, and sessions left idle. Every wait is
+bounded (socket timeouts, polling deadlines).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from extras import require
+
+require("openenv", "websockets", "uvicorn")
+
+from openenv_servers import LoggedErrors, running_server, server_process  # noqa: E402
+from websockets.exceptions import ConnectionClosed  # noqa: E402
+from websockets.sync.client import connect  # noqa: E402
+
+from airline_gym.env.airline_env import AirlineEnv  # noqa: E402
+from airline_gym.integrations.openenv import DEFAULT_MAX_TOOL_CALLS  # noqa: E402
+
+RECV_TIMEOUT = 60.0  # generous: a loaded machine; a hung server still fails the test
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A server whose idle sessions are released after 2 s; at most 4 sessions."""
+    with running_server("--max-sessions", "4", "--idle-timeout", "2") as url:
+        yield url
+
+
+class Session:
+    """A raw WebSocket session: send any frame, read each reply as JSON."""
+
+    def __init__(self, url: str) -> None:
+        url = url.replace("http://", "ws://") + "/ws"
+        self.ws = connect(url, max_size=None).__enter__()  # entered: what websockets >= 17.1 wants
+
+    def send(self, frame: str | bytes) -> dict[str, Any]:
+        self.ws.send(frame)
+        return self.reply()
+
+    def reply(self) -> dict[str, Any]:
+        return json.loads(self.ws.recv(timeout=RECV_TIMEOUT))
+
+    def ask(self, kind: str, data: Any = None) -> dict[str, Any]:
+        message = {"type": kind} if data is None else {"type": kind, "data": data}
+        return self.send(json.dumps(message))
+
+    def close(self) -> None:
+        self.ws.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {
+        "id": f"c_{name}",
+        "type": "function",
+        "function": {"name": name, "arguments": arguments},
+    }
+
+
+def http(url: str, method: str = "GET", body: Any = None) -> tuple[int, dict[str, Any]]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method)
+    request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=RECV_TIMEOUT) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_malformed_frames_get_an_error_and_the_session_keeps_its_episode(server):
+    with Session(server) as session:
+        first = session.ask("reset", {"task": "17", "seed": 0})
+        assert first["type"] == "observation"
+        for frame in ("[1, 2]", "3", '"step"', "null", b"\x00\x01binary", "{not json"):
+            reply = session.send(frame)
+            assert reply["type"] == "error", frame
+            assert reply["data"]["code"] == "INVALID_JSON", frame
+        reply = session.send(json.dumps({"type": "dance"}))
+        assert reply["data"]["code"] == "UNKNOWN_TYPE" and "dance" in reply["data"]["message"]
+        state = session.ask("state")["data"]
+        assert state["task_id"] == "17" and state["step_count"] == 1 and not state["done"]
+        done = session.ask("step", {"message": {"name": "done", "arguments": {}}})
+    env = AirlineEnv(user="scripted")
+    env.reset(seed=0, options={"task": "17"})
+    expected = env.step({"name": "done", "arguments": {}})
+    assert done["data"]["reward"] == expected[1] and done["data"]["done"] is True
+    assert done["data"]["observation"]["info"]["messages"] == expected[4]["messages"]
+
+
+@pytest.mark.parametrize("key", ["tsak", "options", "task_id", "sede"])
+def test_unknown_reset_keys_are_refused_naming_the_key(server, key):
+    with Session(server) as session:
+        session.ask("reset", {"task": "3", "seed": 1})
+        reply = session.ask("reset", {key: "17"})
+        assert reply["type"] == "error" and reply["data"]["code"] == "EXECUTION_ERROR"
+        assert f"unknown reset key(s) '{key}'" in reply["data"]["message"]
+        assert session.ask("state")["data"]["task_id"] == "3"  # the episode is kept
+    status, body = http(server + "/reset", "POST", {key: "17"})  # plain HTTP: the same refusal
+    assert status == 400 and f"'{key}'" in body["detail"]
+
+
+def test_http_step_is_refused_with_a_4xx_and_no_traceback(server):
+    action = {"action": {"message": {"role": "assistant", "content": "Hi"}}}
+    with LoggedErrors() as uvicorn_log, LoggedErrors("airline_gym") as our_log:
+        status, body = http(server + "/step", "POST", action)
+        reset_status, reset = http(server + "/reset", "POST", {"task": "17", "seed": 0})
+    assert status == 409 and "no episode to step" in body["detail"] and "/ws" in body["detail"]
+    assert reset_status == 200 and reset["observation"]["info"]["task_id"] == "17"
+    assert uvicorn_log.records == our_log.records == []
+    with Session(server) as session:  # over a WebSocket, the same mistake is a reply too
+        reply = session.ask("step", {"message": "Hi"})
+        assert reply["type"] == "error" and "send reset first" in reply["data"]["message"]
+
+
+def test_an_action_over_the_tool_call_cap_runs_nothing(server):
+    lookup = call("get_user_details", user_id="mia_li_3668")
+    with Session(server) as session:
+        session.ask("reset", {"task": "17", "seed": 0})
+        over = session.ask("step", {"message": {"tool_calls": [lookup] * 33}})["data"]
+        message = over["observation"]["messages"]
+        assert len(message) == 1 and message[0]["role"] == "system"
+        assert (
+            f"33 tool calls in one action; this server runs at most {DEFAULT_MAX_TOOL_CALLS}"
+            in (message[0]["content"])
+        )
+        assert over["reward"] == 0.0 and over["done"] is False
+        state = session.ask("state")["data"]
+        assert state["step_count"] == 1 and state["num_errors"] == 0  # nothing was run
+        calls = [dict(lookup, id=f"c{i}") for i in range(DEFAULT_MAX_TOOL_CALLS)]
+        at_cap = session.ask("step", {"message": {"tool_calls": calls}})["data"]
+        results = at_cap["observation"]["messages"]
+        assert [m["tool_call_id"] for m in results] == [c["id"] for c in calls]
+
+
+def capacity_error(url: str) -> dict[str, Any] | None:
+    """The error a new WebSocket session gets at once, or None if it got a session."""
+    with Session(url) as session:
+        with contextlib.suppress(ConnectionClosed):  # refused: the server may have closed already
+            session.ws.send(json.dumps({"type": "state"}))
+        reply = session.reply()
+    return reply["data"] if reply["type"] == "error" else None
+
+
+def test_idle_sessions_are_released(server):
+    create = {"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create"}
+    for _ in range(4):  # anonymous sessions over HTTP take every slot...
+        assert "session_id" in http(server + "/mcp", "POST", create)[1]["result"]
+    refused = capacity_error(server)
+    assert refused is not None and refused["code"] == "CAPACITY_REACHED"
+    deadline = time.monotonic() + 30  # ...until they have been idle for 2 s
+    while capacity_error(server) is not None:
+        assert time.monotonic() < deadline, "idle sessions were never released"
+        time.sleep(0.2)
+    assert time.monotonic() - (deadline - 30) >= 1.0  # not before they were idle
+    with Session(server) as busy, Session(server) as idle:
+        busy.ask("reset", {"task": "17", "seed": 0})
+        idle.ask("reset", {"task": "17", "seed": 0})
+        start = time.monotonic()
+        while time.monotonic() - start < 3.0:  # a session in use is never released
+            assert busy.ask("state")["type"] == "state"
+            time.sleep(0.25)
+        farewell = idle.reply()  # the idle one was told, then closed
+        assert farewell["data"]["code"] == "SESSION_ERROR"
+        assert "no message for 2 s" in farewell["data"]["message"]
+        assert busy.ask("state")["data"]["task_id"] == "17"
+
+
+@pytest.mark.long  # ~30 s: a server process of its own, and a step that takes seconds
+def test_a_heavy_step_does_not_stall_other_sessions_or_health():
+    """One session runs thousands of tool calls; the others and /health still answer in < 1 s."""
+    with server_process("--max-tool-calls", "100000") as process:  # its own interpreter lock
+        url = process.url
+        search = call("search_onestop_flight", origin="JFK", destination="XXX", date="2024-05-16")
+        heavy_calls = [dict(search, id=f"h{i}") for i in range(4000)]
+        heavy = Session(url)
+        heavy.ask("reset", {"task": "17", "seed": 0})
+        others = [Session(url) for _ in range(3)]
+        latencies: list[float] = []
+        heavy_time: list[float] = []
+
+        def run_heavy() -> None:
+            start = time.monotonic()
+            reply = heavy.ask("step", {"message": {"tool_calls": heavy_calls}})
+            heavy_time.append(time.monotonic() - start)
+            assert len(reply["data"]["observation"]["messages"]) == len(heavy_calls)
+
+        def timed(action: Any) -> None:
+            start = time.monotonic()
+            action()
+            latencies.append(time.monotonic() - start)
+
+        thread = threading.Thread(target=run_heavy)
+        thread.start()
+        time.sleep(0.3)  # the heavy step has started
+        during = 0
+        while thread.is_alive():
+            for i, session in enumerate(others):
+                timed(lambda s=session, i=i: s.ask("reset", {"task": str(i), "seed": i}))
+                timed(lambda s=session: s.ask("step", {"message": "Hello, how can I help?"}))
+            timed(lambda: http(url + "/health"))
+            during += 1
+        thread.join()
+        for session in [heavy, *others]:
+            session.close()
+    slowest = max(latencies)
+    print(
+        f"\nheavy step {heavy_time[0]:.1f} s; {len(latencies)} other requests meanwhile, "
+        f"slowest {slowest:.3f} s"
+    )
+    assert heavy_time and heavy_time[0] > 1.5, heavy_time  # the step was heavy...
+    assert during >= 3  # ...others were served meanwhile...
+    assert max(latencies) < 1.0, sorted(latencies)[-5:]  # ...each in under a second
