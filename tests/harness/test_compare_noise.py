@@ -197,3 +197,17 @@ def test_real_leaderboard_runs(capsys):
     assert len(err) == 2
     assert "task set: 29 of the 50 shared task(s) differ in content" in err[0]
     assert "customer: A LLM gpt-4.1, B LLM gpt-4o" in err[1]
+
+
+@pytest.mark.skipif(not AIDE.is_file(), reason="../shared/trajectories is absent")
+def test_our_results_and_a_tau2_run_file_have_the_same_task_set():
+    from airline_gym.harness.evaluate import EvalConfig, evaluate
+
+    ours = evaluate("noop", EvalConfig())  # all 50 tau2 tasks, scripted customer, gym
+    found = [str(d) for d in differences(ours, Results.load(AIDE))]
+    # tau2 run writes its task records with defaults and nulls ours lack: the same tasks
+    assert found == [
+        "customer: A scripted, B LLM gpt-4.1",
+        "protocol: A gym, B leaderboard",
+    ]
+    assert next(d.what for d in differences(ours, Results.load(TAU3_RUN))) == "task set"

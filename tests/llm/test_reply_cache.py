@@ -264,3 +264,16 @@ def test_a_pickled_cache_reopens_the_same_file(tmp_path):
     copy = pickle.loads(pickle.dumps(cache))
     assert copy.path == cache.path and copy.get(body).content == "stored"
     assert copy.counts() == {"hits": 1, "misses": 0}
+
+
+def test_resumed_run_adds_its_hits_and_misses(tmp_path):
+    cache, out = tmp_path / "c.sqlite", tmp_path / "run.json"
+    with OpenAIServer(Customer()) as server:
+        first = evaluate("random", llm_config(server, str(cache)), out=out)
+        asked = len(server.requests)
+        more = evaluate("random", llm_config(server, str(cache), trials=2), out=out, resume=True)
+        new = len(server.requests) - asked
+    assert first.info["user_cache"] == {"hits": 0, "misses": asked}
+    # the second trials have other seeds: new requests, all misses, added to the first run's
+    assert new > 0 and more.info["user_cache"] == {"hits": 0, "misses": asked + new}
+    assert json.loads(out.read_text())["info"]["user_cache"] == more.info["user_cache"]
