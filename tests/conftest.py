@@ -13,6 +13,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TAU3_TASKS = SHARED / "reference" / "tau3-airline-tasks.json"
 
+# Helpers that import optional libraries at the top, and hold no doctests: `--doctest-modules`
+# would import them on a machine without those libraries (the tests that use them skip).
+collect_ignore = ["integrations/tiny_policy.py"]
+
 
 @pytest.fixture(scope="session")
 def base():

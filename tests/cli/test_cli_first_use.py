@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from optional_libs import missing
 
 from airline_gym import __version__
 from airline_gym.cli import tasks as tasks_command
@@ -133,7 +134,7 @@ def test_bench_vs_reference_reports_each_figure() -> None:
     from airline_gym.testing.bench_reference import reference_missing
 
     if reference_missing() is not None:
-        pytest.skip("the reference (tau2) is not installed")
+        missing("the reference (tau2) is not installed")
     args = ["--repeat", "1", "--gold-tasks", "1", "--live-envs", "1"]
     done = cli("bench", "--vs-reference", *args, "--reference-live-envs", "1", "--json")
     assert done.returncode in (0, 1), done.stderr

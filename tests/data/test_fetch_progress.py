@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from optional_libs import import_optional
 
 from airline_gym import data
 
@@ -33,7 +33,7 @@ def test_plain_lines_when_not_a_terminal() -> None:
 
 
 def test_live_status_on_a_terminal() -> None:
-    pytest.importorskip("rich")
+    import_optional("rich")
     master, slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-c", SNIPPET], stdout=subprocess.PIPE, stderr=slave, text=True

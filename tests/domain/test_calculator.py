@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from optional_libs import import_optional
 
 from airline_gym.domain import calculator
 from airline_gym.domain.calculator import (
@@ -437,7 +438,7 @@ def test_differential__big_integers_match_eval_or_refuse(examples: int) -> None:
 # --- the real reference tool ----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def reference_calculate() -> Callable[[str], str]:
-    tools_module = pytest.importorskip("tau2.domains.airline.tools")
+    tools_module = import_optional("tau2.domains.airline.tools")
     from tau2.domains.airline.data_model import FlightDB
     from tau2.domains.airline.utils import AIRLINE_DB_PATH
 

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from optional_libs import import_optional
 
 from airline_gym.domain.database import (
     PRISTINE_DB_HASH,
@@ -62,10 +63,10 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning"),
 ]
 
-_tau2_env = pytest.importorskip("tau2.domains.airline.environment")
-_tau2_message = pytest.importorskip("tau2.data_model.message")
-_tau2_utils = pytest.importorskip("tau2.domains.airline.utils")
-_loguru = pytest.importorskip("loguru")
+_tau2_env = import_optional("tau2.domains.airline.environment")
+_tau2_message = import_optional("tau2.data_model.message")
+_tau2_utils = import_optional("tau2.domains.airline.utils")
+_loguru = import_optional("loguru")
 
 get_environment = _tau2_env.get_environment
 ToolCall = _tau2_message.ToolCall

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from optional_libs import import_optional
 
 from airline_gym.data import DATA_FILE_NAMES, TOOLS_SOURCE_NAME, data_files
 from airline_gym.domain.reference_texts import parse_docstring
@@ -18,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "airline_gym"
 
 @pytest.mark.reference
 def test_each_schema_equals_the_reference_byte_for_byte() -> None:
-    environment = pytest.importorskip("tau2.domains.airline.environment")
+    environment = import_optional("tau2.domains.airline.environment")
     theirs = [json.dumps(t.openai_schema) for t in environment.get_environment().get_tools()]
     ours = [json.dumps(s) for s in tool_schemas()]
     assert len(ours) == len(theirs) == 14
@@ -29,8 +30,8 @@ def test_each_schema_equals_the_reference_byte_for_byte() -> None:
 @pytest.mark.reference
 @pytest.mark.long  # ~10 s: imports the reference's gym package
 def test_done_schema_equals_the_reference_gym_tool() -> None:
-    tool = pytest.importorskip("tau2.environment.tool")
-    gym_agent = pytest.importorskip("tau2.gym.gym_agent")
+    tool = import_optional("tau2.environment.tool")
+    gym_agent = import_optional("tau2.gym.gym_agent")
     assert json.dumps(done_schema()) == json.dumps(tool.as_tool(gym_agent.done).openai_schema)
 
 

@@ -7,6 +7,7 @@ import math
 import statistics
 
 import pytest
+from optional_libs import import_optional
 
 from airline_gym.agents import GoldAgent, ScriptedAgent, text_message, tool_call_message
 from airline_gym.env import AirlineEnv
@@ -134,7 +135,7 @@ def test_group_advantages_hand_computed():
 
 
 def test_rows_load_with_datasets(results, tmp_path):
-    datasets = pytest.importorskip("datasets")
+    datasets = import_optional("datasets")
     path = tmp_path / "out.jsonl"
     write_jsonl(results, path, advantages=[0.25, -0.25], group_ids=["g", "g"])
     ds = datasets.load_dataset(

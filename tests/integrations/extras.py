@@ -8,23 +8,12 @@ with :func:`require` (a cheap lookup, no import) and reaches a library through :
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import os
 from types import ModuleType
 from typing import Any
 
-import pytest
+from optional_libs import require
 
-
-def require(*modules: str) -> None:
-    """Skip the calling test module when a library is absent; in CI (every extra is installed),
-    fail instead, so a broken install cannot pass as skipped tests."""
-    missing = [m for m in modules if importlib.util.find_spec(m) is None]
-    if not missing:
-        return
-    if os.environ.get("CI"):
-        raise ImportError(f"CI installs every extra, but {', '.join(missing)} cannot be found")
-    pytest.skip(f"needs {', '.join(missing)}", allow_module_level=True)
+__all__ = ["lazy", "require"]
 
 
 class LazyModule:

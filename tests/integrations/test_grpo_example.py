@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from optional_libs import import_optional
 
 from airline_gym.harness.export import GRPO_EPS
 from airline_gym.testing import OpenAIServer, Reply
@@ -79,7 +80,7 @@ def test_grpo_step_rows_and_advantages(example, tmp_path, capsys):
     assert "task   3: rewards 1 0 1 0 | mean 0.50" in printed
     assert "8 rollouts over 2 tasks, mean reward 0.250" in printed
 
-    datasets = pytest.importorskip("datasets")
+    datasets = import_optional("datasets")
     ds = datasets.load_dataset(
         "json", data_files=str(tmp_path / "rollouts.jsonl"), split="train",
         cache_dir=str(tmp_path / "hf"),

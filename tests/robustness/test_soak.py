@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from optional_libs import missing
 
 from airline_gym.agents import tool_call_message
 from airline_gym.data import FILE_SHA256, data_files
@@ -335,7 +336,7 @@ def _parity_cases(base: PristineDB) -> dict[str, tuple[list[tuple[str, Any]], st
 def test_values_below_zero_match_the_reference(base: PristineDB, reference: Any) -> None:
     """Each way the soak found to go below zero, pinned: the reference does the same."""
     if reference is None:
-        pytest.skip("the tau2 reference is not installed")
+        missing("the tau2 reference is not installed")
     for name, (calls, table, key, path) in _parity_cases(base).items():
         ours = base.fork()
         results = [execute(ours, n, a) for n, a in calls]
@@ -532,7 +533,7 @@ def test_bench_help_lists_the_flag() -> None:
 @pytest.mark.long
 def test_bench_vs_reference_measures_both_sides() -> None:
     if reference_missing() is not None:
-        pytest.skip("the tau2 reference is not installed")
+        missing("the tau2 reference is not installed")
     done = _cli(
         "bench",
         "--vs-reference",
