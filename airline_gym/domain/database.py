@@ -27,6 +27,7 @@ from typing import Any
 
 from airline_gym.domain import records
 from airline_gym.domain.records import Record
+from airline_gym.errors import ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -93,11 +94,35 @@ class PristineDB:
 @cache
 def _load_pristine(path: str, mtime_ns: int) -> PristineDB:
     start = time.perf_counter()
-    with open(path, encoding="utf-8") as f:
-        raw = json.load(f)
-    db = PristineDB.from_json(raw, path=path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            raw = json.load(f)
+    except (ValueError, RecursionError) as exc:  # truncated, empty, not UTF-8, too deep
+        raise ConfigError(f"{path}: not an airline DB: not valid JSON ({exc})") from None
+    try:
+        db = PristineDB.from_json(raw, path=path)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"{path}: not an airline DB: {_first_bad_record(raw, exc)}") from None
     log.debug("loaded the pristine DB from %s in %.2f s", path, time.perf_counter() - start)
     return db
+
+
+_RECORD_OF = {"flights": records.flight, "users": records.user, "reservations": records.reservation}
+
+
+def _first_bad_record(raw: Any, exc: Exception) -> str:
+    """What is wrong with a parsed db.json that :meth:`PristineDB.from_json` refused."""
+    if not isinstance(raw, dict):
+        return f"expected an object with {', '.join(TABLES)}, got {type(raw).__name__}"
+    for table, convert in _RECORD_OF.items():
+        if not isinstance(raw.get(table), dict):
+            return f"'{table}' must be an object of records, not {type(raw.get(table)).__name__}"
+        for key, record in raw[table].items():
+            try:
+                convert(record)
+            except (KeyError, TypeError, AttributeError, ValueError) as problem:
+                return f"{table}[{key!r}]: {type(problem).__name__}: {problem}"
+    return f"{type(exc).__name__}: {exc}"
 
 
 def load_pristine(path: str | os.PathLike[str] | None = None) -> PristineDB:

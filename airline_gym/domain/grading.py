@@ -20,6 +20,7 @@ from airline_gym.domain.database import (
     clone,
     same_json,
 )
+from airline_gym.domain.task_checks import KNOWN_REWARD_BASIS
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.transcript import assistant_texts, tool_calls
@@ -32,7 +33,7 @@ TOO_MANY_ERRORS = "too_many_errors"
 USER_ERROR = "user_error"
 AGENT_ERROR = "agent_error"
 GRADED_TERMINATIONS = frozenset({USER_STOP, AGENT_STOP})
-KNOWN_BASIS = frozenset({"DB", "ENV_ASSERTION", "COMMUNICATE", "ACTION", "NL_ASSERTION"})
+KNOWN_BASIS = frozenset(KNOWN_REWARD_BASIS)
 
 
 @dataclass(frozen=True)

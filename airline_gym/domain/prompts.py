@@ -12,6 +12,7 @@ from functools import cache
 
 from airline_gym.data import data_files
 from airline_gym.domain.tasks import Task
+from airline_gym.errors import ConfigError
 
 GREETING = "Hi! How can I help you today?"
 STOP = "###STOP###"
@@ -22,8 +23,11 @@ USER_STOP_TOKENS = (STOP, TRANSFER, OUT_OF_SCOPE)
 
 @cache
 def _read(path: str) -> str:
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc})") from None
 
 
 def policy(data_dir: str | os.PathLike[str] | None = None) -> str:

@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from airline_gym.domain.database import clone
+from airline_gym.domain.task_checks import check_playable_task, check_task
 from airline_gym.errors import ConfigError, MissingFileError, UnknownIdError
 
 log = logging.getLogger(__name__)
@@ -179,10 +180,14 @@ def task_key(task_id: object) -> str:
     return str(task_id)
 
 
-def parse_tasks(raw_tasks: Any, source: str = "the tasks") -> Mapping[str, Task]:
-    """Tasks keyed by id, in file order; a clear ``ValueError`` for records that are not tasks."""
+def parse_tasks(
+    raw_tasks: Any, source: str = "the tasks", playable: bool = False
+) -> Mapping[str, Task]:
+    """Tasks keyed by id, in file order; a one-line ``ConfigError`` naming the task and the field
+    for a record grading cannot read (``playable``: or that an episode cannot be played from)."""
     if not isinstance(raw_tasks, list):
         raise ConfigError(f"{source}: expected a list of task objects")
+    check = check_playable_task if playable else check_task
     out: dict[str, Task] = {}
     for i, record in enumerate(raw_tasks):
         if not isinstance(record, dict):
@@ -190,6 +195,7 @@ def parse_tasks(raw_tasks: Any, source: str = "the tasks") -> Mapping[str, Task]
         task_id = record.get("id")
         if isinstance(task_id, bool) or not isinstance(task_id, (str, int)):
             raise ConfigError(f"{source}: task #{i + 1} has no 'id' (a string)")
+        check(record, f"{source}: task #{i + 1}")
         out[str(task_id)] = Task(id=str(task_id), raw=record)
     return out
 
@@ -211,7 +217,7 @@ def _read_splits(path: str, tasks: Mapping[str, Task]) -> dict[str, tuple[str, .
 
 @cache
 def _load(tasks_path: str, splits_path: str, name: str, own_splits: bool) -> TaskSet:
-    tasks = parse_tasks(_read_json(tasks_path, "tasks file"), tasks_path)
+    tasks = parse_tasks(_read_json(tasks_path, "tasks file"), f"tasks file {tasks_path}", True)
     splits = _read_splits(splits_path, tasks) if splits_path else {}
     if not own_splits and splits:
         listed = {i for ids in splits.values() for i in ids}

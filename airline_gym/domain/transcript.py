@@ -26,11 +26,14 @@ def _get(obj: Any, key: str, default: Any = None) -> Any:
 
 
 def decode_arguments(raw: Any) -> Any:
-    """Arguments as a dict when they are a JSON object string or a dict."""
+    """Arguments as a dict when they are a JSON object string or a dict.
+
+    Text that is not JSON, or JSON nested too deeply for Python to decode, is returned as is.
+    """
     if isinstance(raw, str):
         try:
             return json.loads(raw) if raw.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             return raw
     return {} if raw is None else raw
 

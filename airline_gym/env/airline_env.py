@@ -14,6 +14,7 @@ import gymnasium as gym
 from airline_gym.domain.database import load_pristine
 from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
 from airline_gym.domain.prompts import agent_system_prompt
+from airline_gym.domain.task_checks import check_gradable
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, TaskSet, load_task_set, task_key
 from airline_gym.env.episode import Episode, Message
 from airline_gym.env.protocols import GYM, Protocol, get_protocol
@@ -161,6 +162,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         self.render_mode = render_mode
         self.protocol = get_protocol(protocol)
         self.task_set: TaskSet = load_task_set(tasks, data_dir)
+        check_gradable(self.task_set, f"tasks file {self.task_set.name}")  # NL needs a judge
         self.split = split
         self._split_ids = [t.id for t in self.task_set.split(split)]
         self.fixed_task = None if task is None else self.task_set[task].id

@@ -19,6 +19,8 @@ Failure policy (one for every caller):
 - the env raises while applying an action (a bug in airline-gym): the episode ends as
   ``user_error`` when the customer's code raised, else ``agent_error`` (the agent's action
   could not be applied), with the exception in the cause; the run goes on;
+- grading an episode that has ended raises: it ends as ``agent_error``, reward 0, the cause
+  (``grading the episode (ended: <reason>) failed: ...``) recorded, never a silent zero;
 - ``env.reset`` raising (an unknown task, a customer that is not configured) is a setup error
   and propagates.
 """
@@ -242,20 +244,33 @@ def step_safely(env: Any, action: Any, info: dict[str, Any] | None = None) -> St
 
 
 def _ended_by(exc: Exception, base: Any, info: dict[str, Any]) -> Step:
+    episode = getattr(base, "episode", None)
+    ended = getattr(episode, "termination_reason", None)
+    if ended is not None:  # the action was applied and ended the episode; grading it raised
+        cause = f"grading the episode (ended: {ended}) failed: {_describe(exc)}"
+        return _abort(base, cause, AGENT_ERROR, info, graded=False)
     reason, cause = _env_failure(exc)
     return _abort(base, cause, reason, info)
 
 
-def _abort(base: Any, cause: str, reason: str, info: dict[str, Any]) -> Step:
-    """End the episode after the env raised; if even that fails, a hand-made ending."""
+def _abort(base: Any, cause: str, reason: str, info: dict[str, Any], graded: bool = True) -> Step:
+    """End the episode after the env raised; if even that fails, a hand-made ending.
+
+    ``graded=False``: the episode has already ended and cannot be graded; its info (messages
+    included) comes from the env, its ending is ``reason`` with ``cause`` recorded, reward 0.
+    """
     try:
-        return base.abort(cause, reason)  # type: ignore[no-any-return]
+        step: Step = base.abort(cause, reason)
     except Exception as exc:
         cause = f"{cause}; then grading failed: {_describe(exc)}"
-        ending = {**info, "termination_reason": reason, "error": cause}
-        ending["reward_info"] = {"reward": 0.0, "note": cause}
-        truncated = reason == USER_ERROR  # as the env ends these (user_error truncates)
-        return [], 0.0, not truncated, truncated, ending
+    else:
+        if graded:
+            return step
+        info = step[4]
+    ending = {**info, "termination_reason": reason, "error": cause}
+    ending["reward_info"] = {"reward": 0.0, "note": cause}
+    truncated = reason == USER_ERROR  # as the env ends these (user_error truncates)
+    return [], 0.0, not truncated, truncated, ending
 
 
 def run_episode(

@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from airline_gym.domain.task_checks import check_task
 from airline_gym.errors import ConfigError, MissingFileError
 
 __all__ = [
@@ -235,42 +236,3 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
-
-
-def _strings(value: Any) -> bool:
-    return value is None or (isinstance(value, list) and all(isinstance(v, str) for v in value))
-
-
-def check_task(raw: Any, where: str) -> None:
-    """Raise a one-line ``ValueError`` unless ``raw`` is a task record grading can read.
-
-    Checked: ``id`` (string or integer) and ``evaluation_criteria`` (``actions``: objects with a
-    string ``name`` and an object ``arguments``; ``communicate_info``, ``reward_basis``,
-    ``nl_assertions``: lists of strings; each may be null).
-    """
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: must be an object, not {_kind(raw)}")
-    if "id" not in raw:
-        raise ConfigError(f"{where}: missing field 'id'")
-    if isinstance(raw["id"], bool) or not isinstance(raw["id"], str | int):
-        raise ConfigError(f"{where}: 'id' must be a string or an integer, not {_kind(raw['id'])}")
-    where = f"{where} (id {raw['id']!r})"
-    criteria = raw.get("evaluation_criteria")
-    if criteria is None:
-        return
-    if not isinstance(criteria, dict):
-        raise ConfigError(f"{where}: 'evaluation_criteria' must be an object")
-    for name in ("communicate_info", "reward_basis", "nl_assertions"):
-        if not _strings(criteria.get(name)):
-            raise ConfigError(f"{where}: 'evaluation_criteria.{name}' must be a list of strings")
-    actions = criteria.get("actions")
-    if actions is not None and not isinstance(actions, list):
-        raise ConfigError(f"{where}: 'evaluation_criteria.actions' must be a list")
-    for i, action in enumerate(actions or []):
-        field_ = f"{where}: 'evaluation_criteria.actions[{i}]"
-        if not isinstance(action, dict) or not isinstance(action.get("name"), str):
-            raise ConfigError(f"{field_}' must be an object with a string 'name'")
-        if not isinstance(action.get("arguments") or {}, dict):
-            raise ConfigError(f"{field_}.arguments' must be an object")
-        if not _strings(action.get("compare_args")):
-            raise ConfigError(f"{field_}.compare_args' must be a list of strings")

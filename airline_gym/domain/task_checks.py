@@ -1,0 +1,146 @@
+"""Checks on task records, run when a task set loads: one line naming the task and the field.
+
+:func:`check_task` is what grading reads (also applied to the tasks embedded in a results file
+by ``regrade``); :func:`check_playable_task` adds what playing an episode reads (the customer's
+scenario). :func:`check_gradable` refuses tasks whose reward needs what the run lacks (a judge
+model for ``NL_ASSERTION``); call it where a run's settings are known (the env, ``evaluate``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from airline_gym.errors import ConfigError
+
+if TYPE_CHECKING:
+    from airline_gym.domain.tasks import Task
+
+__all__ = [
+    "KNOWN_REWARD_BASIS",
+    "NEEDS_JUDGE",
+    "check_gradable",
+    "check_playable_task",
+    "check_reward_basis",
+    "check_task",
+]
+
+#: The reward bases tau2 defines (``RewardType``), in its order.
+KNOWN_REWARD_BASIS: tuple[str, ...] = (
+    "DB",
+    "ENV_ASSERTION",
+    "NL_ASSERTION",
+    "ACTION",
+    "COMMUNICATE",
+)
+#: Bases that only an LLM judge can score.
+NEEDS_JUDGE = frozenset({"NL_ASSERTION"})
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _strings(value: Any) -> bool:
+    return value is None or (isinstance(value, list) and all(isinstance(v, str) for v in value))
+
+
+def check_reward_basis(value: Any, where: str) -> None:
+    """``evaluation_criteria.reward_basis``: null or a list of known basis names."""
+    field = f"{where}: 'evaluation_criteria.reward_basis'"
+    if value is None:
+        return
+    if not isinstance(value, list):
+        raise ConfigError(
+            f"{field} must be a list of basis names ({', '.join(KNOWN_REWARD_BASIS)}), "
+            f"not {_kind(value)} {value!r:.60}"
+        )
+    unknown = [v for v in value if v not in KNOWN_REWARD_BASIS]
+    if unknown:
+        shown = ", ".join(repr(v)[:40] for v in unknown[:3])
+        raise ConfigError(
+            f"{field} has unknown basis {shown} (known: {', '.join(KNOWN_REWARD_BASIS)})"
+        )
+
+
+def check_task(raw: Any, where: str) -> None:
+    """Raise a one-line ``ConfigError`` unless ``raw`` is a task record grading can read.
+
+    Checked: ``id`` (string or integer) and ``evaluation_criteria`` (``actions``: objects with a
+    string ``name`` and an object ``arguments``; ``communicate_info``, ``nl_assertions``: lists
+    of strings; ``reward_basis``: a list of known basis names; each may be null).
+    """
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: must be an object, not {_kind(raw)}")
+    if "id" not in raw:
+        raise ConfigError(f"{where}: missing field 'id'")
+    if isinstance(raw["id"], bool) or not isinstance(raw["id"], str | int):
+        raise ConfigError(f"{where}: 'id' must be a string or an integer, not {_kind(raw['id'])}")
+    where = f"{where} (id {raw['id']!r})"
+    criteria = raw.get("evaluation_criteria")
+    if criteria is None:
+        return
+    if not isinstance(criteria, dict):
+        raise ConfigError(f"{where}: 'evaluation_criteria' must be an object")
+    for name in ("communicate_info", "nl_assertions"):
+        if not _strings(criteria.get(name)):
+            raise ConfigError(f"{where}: 'evaluation_criteria.{name}' must be a list of strings")
+    check_reward_basis(criteria.get("reward_basis"), where)
+    actions = criteria.get("actions")
+    if actions is not None and not isinstance(actions, list):
+        raise ConfigError(f"{where}: 'evaluation_criteria.actions' must be a list")
+    for i, action in enumerate(actions or []):
+        field_ = f"{where}: 'evaluation_criteria.actions[{i}]"
+        if not isinstance(action, dict) or not isinstance(action.get("name"), str):
+            raise ConfigError(f"{field_}' must be an object with a string 'name'")
+        if not isinstance(action.get("arguments") or {}, dict):
+            raise ConfigError(f"{field_}.arguments' must be an object")
+        if not _strings(action.get("compare_args")):
+            raise ConfigError(f"{field_}.compare_args' must be a list of strings")
+
+
+_SCENARIO_TEXTS = ("domain", "reason_for_call", "task_instructions")
+
+
+def check_playable_task(raw: Any, where: str) -> None:
+    """:func:`check_task`, plus the ``user_scenario`` the customer plays (tau2's shape)."""
+    check_task(raw, where)
+    where = f"{where} (id {raw['id']!r})"
+    scenario = raw.get("user_scenario")
+    if not isinstance(scenario, dict):
+        what = "missing field" if scenario is None else f"{_kind(scenario)} in field"
+        raise ConfigError(f"{where}: {what} 'user_scenario' (an object with 'instructions')")
+    if not isinstance(scenario.get("persona"), str | None):
+        raise ConfigError(f"{where}: 'user_scenario.persona' must be a string or null")
+    instructions = scenario.get("instructions")
+    if isinstance(instructions, str):
+        return
+    if not isinstance(instructions, dict):
+        raise ConfigError(
+            f"{where}: 'user_scenario.instructions' must be an object or a string, "
+            f"not {_kind(instructions)}"
+        )
+    for name in _SCENARIO_TEXTS:
+        if not isinstance(instructions.get(name), str):
+            raise ConfigError(f"{where}: 'user_scenario.instructions.{name}' must be a string")
+    for name in ("known_info", "unknown_info"):
+        if not isinstance(instructions.get(name), str | None):
+            raise ConfigError(f"{where}: 'user_scenario.instructions.{name}' must be a string")
+
+
+def check_gradable(tasks: Iterable[Task], source: str, judge: object | None = None) -> None:
+    """Refuse a task whose own ``reward_basis`` this run cannot score.
+
+    ``NL_ASSERTION`` needs a judge model: without ``judge``, the first such task is named in
+    a one-line ``ConfigError``. (Unknown basis names never get here: :func:`check_task`
+    refuses them when the task set loads.)
+    """
+    if judge is not None:
+        return
+    for task in tasks:
+        needs = [b for b in task.reward_basis if b in NEEDS_JUDGE]
+        if needs:
+            raise ConfigError(
+                f"{source}: task {task.id!r}: 'evaluation_criteria.reward_basis' includes "
+                f"{needs[0]}, which needs a judge model, and none is configured"
+            )
