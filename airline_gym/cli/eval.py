@@ -129,6 +129,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     output.add_argument("--plot", metavar="PNG", help="draw the pass^k curve (needs matplotlib)")
     output.add_argument("--json", action="store_true", help="print the summary as JSON")
+    output.add_argument(
+        "--report",
+        action="store_true",
+        help="at the end, write the HTML report beside the results file (.json -> .html)",
+    )
 
 
 def _check_plot_support() -> None:
@@ -287,6 +292,14 @@ class _ProgressDisplay:
             self._bar = None
 
 
+def _write_report(out: Path) -> Path:
+    """The run's HTML report, beside its results file (``airline-gym report``'s default)."""
+    from airline_gym.cli.report import default_output
+    from airline_gym.harness.report import write_report
+
+    return write_report([out], default_output(out))
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym eval``."""
     config = _config(args)
@@ -338,8 +351,11 @@ def run(args: argparse.Namespace) -> int:
     customer_audit = audit_summary(results.simulations)
     if customer_audit is not None:
         summary["user_audit"] = customer_audit
+    report = _write_report(out) if args.report else None
     if args.json:
-        print(json.dumps({**summary, "out": str(out)}))
+        print(
+            json.dumps({**summary, "out": str(out), **({"report": str(report)} if report else {})})
+        )
     else:
         print(format_summary(summary))
         if customer_audit is not None:
@@ -347,6 +363,8 @@ def run(args: argparse.Namespace) -> int:
         if not ran:
             print("nothing to do: every simulation is already in the file")
         print(f"results: {out}")
+        if report:
+            print(f"report: {report}")
     if args.plot:
         from airline_gym.harness.results import pass_hat_k, plot_pass_hat_k
 

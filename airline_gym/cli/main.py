@@ -59,6 +59,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "airline_gym.cli.regrade",
         "Re-grade recorded tau2-bench airline runs and compare with their recorded rewards.",
     ),
+    "report": (
+        "airline_gym.cli.report",
+        "Write an HTML report of a results file (or of two, side by side): one page, works "
+        "offline.",
+    ),
     "bench": (
         "airline_gym.testing.bench",
         "Measure the domain layer: episode DB creation, memory per live episode, tool calls, "

@@ -1,0 +1,95 @@
+"""Render the report: one self-contained HTML file (every style, script and datum inline).
+
+The page is a Jinja2 template with autoescaping on: every string from a results file that the
+template writes (run info, task ids, termination reasons) is HTML-escaped. Transcripts and
+grades are not written as HTML at all: they travel as gzip-compressed JSON in base64 (about a
+quarter of the size of plain JSON, which keeps a 1,000-simulation run small) and the page's
+script decompresses them with the browser's own ``DecompressionStream`` and draws a
+simulation only when it is opened, with DOM text nodes (never ``innerHTML``), so a
+``<script>`` a model wrote shows as text and never runs.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import os
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2  # a litellm dependency already; declared in pyproject
+from markupsafe import Markup
+
+from airline_gym.harness.report.build import RunData, build_report_data, load_run
+from airline_gym.harness.report.overview import pass_hat_k_curve
+from airline_gym.harness.results.io import JSONObject, Results, encode, write_lines_atomic
+
+__all__ = ["INDEX_FIELDS", "pack", "render_report", "write_report"]
+
+#: What the list and the filters need of every simulation, embedded as plain escaped JSON;
+#: the rest of an entry (messages, grade, flags) is packed.
+INDEX_FIELDS = ("task", "trial", "id", "reward", "ok", "termination", "tools", "tool_errors")
+
+
+def pack(value: Any) -> str:
+    """``value`` as JSON, gzip-compressed (no timestamp: same input, same bytes), in base64."""
+    raw = encode(value).encode("utf-8")
+    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("airline_gym.harness.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _asset(name: str) -> str:
+    return (resources.files("airline_gym.harness.report") / "templates" / name).read_text("utf-8")
+
+
+def _index(sims: Sequence[JSONObject]) -> list[JSONObject]:
+    return [{**{k: s[k] for k in INDEX_FIELDS}, "flags": len(s["flags"])} for s in sims]
+
+
+def render_report(runs: Sequence[tuple[Results, RunData]], title: str = "") -> str:
+    """The HTML of the report of one run, or of two runs side by side."""
+    data = build_report_data(runs)
+    overviews = [overview for _, (overview, _) in runs]
+    curve = pass_hat_k_curve(
+        [(o["label"], o["summary"]["pass_hat_k"], o["intervals"]) for o in overviews]
+    )
+    index = {"runs": [{"label": r["label"], "sims": _index(r["sims"])} for r in data["runs"]]}
+    details = [
+        pack([{k: s[k] for k in ("messages", "grade", "flags")} for s in r["sims"]])
+        for r in data["runs"]
+    ]
+    template = _environment().get_template("report.html.j2")
+    return template.render(
+        title=title or " vs ".join(o["label"] for o in overviews),
+        overviews=overviews,
+        curve=curve,
+        flips=data["flips"],
+        index=index,
+        details=details,
+        style=Markup(_asset("report.css")),
+        script=Markup(_asset("report.js")),
+    )
+
+
+def write_report(
+    paths: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    task_id_maps: Sequence[Mapping[str, str] | None] = (),
+) -> Path:
+    """Read one or two results files, write their report to ``out`` (atomically)."""
+    maps = list(task_id_maps) + [None] * (len(paths) - len(task_id_maps))
+    runs = [load_run(p, task_id_map=m) for p, m in zip(paths, maps, strict=True)]
+    html = render_report(runs)
+    write_lines_atomic(out, [html])
+    return Path(out)
