@@ -88,7 +88,7 @@ class PassHatKCurve:
         ks = sorted({k for _, values, _ in series for k in values})
         self.max_k = max(ks, default=1)
         self.x_ticks = [(k, self.x(k)) for k in ks]
-        self.y_ticks = [(f"{v:.1f}", self.y(v)) for v in (0.0, 0.25, 0.5, 0.75, 1.0)]
+        self.y_ticks = [(f"{v:g}", self.y(v)) for v in (0.0, 0.25, 0.5, 0.75, 1.0)]
         self.series = []
         for label, values, intervals in series:
             points = [(k, v, self.x(k), self.y(v)) for k, v in sorted(values.items())]

@@ -6,7 +6,6 @@
   var index = JSON.parse(document.getElementById("report-index").textContent);
   var runs = index.runs;
   var two = runs.length > 1;
-  var detailPromises = [];
   var searchTexts = null;
   var listScroll = 0;
 
@@ -47,11 +46,21 @@
     return new Response(stream).text().then(JSON.parse);
   }
 
-  function details(run) {
-    if (!detailPromises[run]) {
-      detailPromises[run] = decode(document.getElementById("report-details-" + run).textContent);
+  var packedLines = [];
+  var decodedChunks = [];
+  function detail(run, i) {
+    // one simulation's transcript and grade; its line of index.chunk simulations is decoded once
+    if (!packedLines[run]) {
+      packedLines[run] = document.getElementById("report-details-" + run).textContent.trim().split("\n");
+      decodedChunks[run] = [];
     }
-    return detailPromises[run];
+    var c = Math.floor(i / index.chunk);
+    if (!decodedChunks[run][c]) decodedChunks[run][c] = decode(packedLines[run][c]);
+    return decodedChunks[run][c].then(function (sims) { return sims[i % index.chunk]; });
+  }
+
+  function details(run) {
+    return Promise.all(runs[run].sims.map(function (_, i) { return detail(run, i); }));
   }
 
   // --- the list and its filters ---
@@ -281,9 +290,10 @@
     panes.replaceChildren(el("p", { class: "muted" }, found.length ? "loading\u2026" : "no simulation of task " + task + ", trial " + trial + " in this report"));
     panes.className = "panes-" + Math.max(1, found.length);
     if (!found.length) return Promise.resolve();
-    return Promise.all(found.map(function (f) { return details(f[0]); })).then(function (all) {
+    return Promise.all(found.map(function (f) { return detail(f[0], f[1]); })).then(function (all) {
       if (location.hash !== "#" + key && decodeURIComponent(location.hash) !== "#" + key) return;
-      panes.replaceChildren.apply(panes, found.map(function (f, n) { return pane(f[0], f[1], all[n][f[1]]); }));
+      panes.replaceChildren.apply(panes, found.map(function (f, n) { return pane(f[0], f[1], all[n]); }));
+      view.setAttribute("data-rendered-ms", performance.now().toFixed(1));
       view.setAttribute("data-rendered", key);
     }, function (err) {
       panes.replaceChildren(el("p", { class: "error" }, "cannot show the transcript: " + err.message));
@@ -315,6 +325,8 @@
     if (node) node.addEventListener("change", applyFilters);
   });
   var typing = null;
+  // decoding every transcript for the search starts when the box gets the focus, not on load
+  document.getElementById("f-text").addEventListener("focus", function () { ensureSearchTexts(); });
   document.getElementById("f-text").addEventListener("input", function () {
     clearTimeout(typing);
     typing = setTimeout(applyFilters, 150);
@@ -339,5 +351,6 @@
   window.addEventListener("hashchange", route);
   applyFilters();
   route();
+  document.body.setAttribute("data-ready-ms", performance.now().toFixed(1));
   document.body.setAttribute("data-ready", "1");
 })();

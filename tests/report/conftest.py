@@ -1,0 +1,96 @@
+"""Results files for the report's tests: a real leaderboard run, our own runs, a hostile copy."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_HERE = Path(__file__).resolve()
+SHARED = next((p / "shared" for p in _HERE.parents if (p / "shared").is_dir()), _HERE / "absent")
+TRAJECTORIES = SHARED / "trajectories"
+AIDE = TRAJECTORIES / "t2old__lb-aide__claude-sonnet-4-5__user-gpt-4.1.json"
+IRONSHELL_GPT = TRAJECTORIES / "t2old__lb-ironshell__llm_agent-gpt-5.4__user-gpt-4.1.json"
+IRONSHELL_OPUS = TRAJECTORIES / "t2old__lb-ironshell__llm_agent-claude-opus-4-6__user-gpt-4.1.json"
+TAU3 = TRAJECTORIES / "t3new__sierra-pr448__whissle__user-gpt-4o.json"
+
+#: What a hostile model writes: neither may ever run in the report.
+HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+
+
+def shared_run(path: Path) -> Path:
+    """A recorded run of ../shared/trajectories, or a skip when ../shared is absent."""
+    if not path.is_file():
+        pytest.skip(f"{path.name} is absent (../shared/trajectories)")
+    return path
+
+
+def load(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def aide() -> Path:
+    """The aide leaderboard submission: 50 tau2 tasks, 36 successes, embedded tasks."""
+    return shared_run(AIDE)
+
+
+@pytest.fixture(scope="session")
+def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The aide run with HOSTILE in an agent reply, a tool argument, a tool result and the
+    run info, and customer-audit flags on task 3's turns."""
+    data = load(shared_run(AIDE))
+    data["info"]["agent_info"]["llm"] = HOSTILE
+    sim = next(s for s in data["simulations"] if s["task_id"] == "3")
+    sim["messages"][2]["content"] = "Sure. " + HOSTILE + " Anything else?"
+    call_message = next(m for m in sim["messages"] if m.get("tool_calls"))
+    call_message["tool_calls"][0]["arguments"]["note"] = HOSTILE
+    tool = next(m for m in sim["messages"] if m["role"] == "tool")
+    tool["content"] = HOSTILE
+    sim["user_audit"] = [
+        {"kind": "leak", "message_index": 1, "evidence": "customer quoted its instructions"},
+        {"kind": "premature_stop", "message_index": 3, "evidence": "stopped before <b>the end</b>"},
+    ]
+    out = tmp_path_factory.mktemp("hostile") / "hostile.json"
+    out.write_text(json.dumps(data), encoding="utf-8")
+    return out
+
+
+@pytest.fixture(scope="session")
+def own_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two runs of our own eval on six tasks, two trials (scripted customer): the gold agent,
+    and a do-nothing agent (some tasks flip)."""
+    from airline_gym.harness.evaluate import EvalConfig, evaluate
+
+    folder = tmp_path_factory.mktemp("own")
+    config = EvalConfig(task_ids=["0", "1", "3", "5", "14", "20"], trials=2, user="scripted")
+    paths = []
+    for agent in ("gold", "noop"):
+        path = folder / f"{agent}.json"
+        evaluate(agent, copy.deepcopy(config), out=path)
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+# --- a real browser ------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Headless Debian chromium driven by Selenium. Skipped when absent, except in CI (which
+    installs chromium, chromium-driver and selenium): a missing one fails there."""
+    from airline_gym.testing.browser import headless_chromium, missing
+
+    reason = missing()
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI installs the browser and selenium, but: {reason}")
+        pytest.skip(reason)
+    driver = headless_chromium()
+    try:
+        yield driver
+    finally:
+        driver.quit()
