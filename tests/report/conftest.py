@@ -17,6 +17,7 @@ TRAJECTORIES = SHARED / "trajectories"
 AIDE = TRAJECTORIES / "t2old__lb-aide__claude-sonnet-4-5__user-gpt-4.1.json"
 IRONSHELL_GPT = TRAJECTORIES / "t2old__lb-ironshell__llm_agent-gpt-5.4__user-gpt-4.1.json"
 IRONSHELL_OPUS = TRAJECTORIES / "t2old__lb-ironshell__llm_agent-claude-opus-4-6__user-gpt-4.1.json"
+OPENAI = "t2old__lb-openai__gpt-oss-120b-langchain__user-gpt-oss-120b.json"
 TAU3 = TRAJECTORIES / "t3new__sierra-pr448__whissle__user-gpt-4o.json"
 
 #: What a hostile model writes: neither may ever run in the report.

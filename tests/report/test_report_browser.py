@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import HOSTILE, IRONSHELL_GPT, TAU3, load, shared_run
+from conftest import HOSTILE, IRONSHELL_GPT, OPENAI, TAU3, TRAJECTORIES, load, shared_run
 
 from airline_gym.harness.regrade import regrade_file
 from airline_gym.harness.report import write_report
@@ -279,3 +279,32 @@ def test_a_leaderboard_pair_opens_with_both_runs(browser: Any, aide: Path, tmp_p
     assert len(rows) == len(flips.improved) + len(flips.regressed)
     _filter(browser, "f-run", "1")
     assert len(_visible_rows(browser)) == len(Results.load(other).simulations)
+
+
+def test_the_customer_audits_own_flags_show_on_their_turns(browser: Any, tmp_path: Path):
+    """Flags computed by the customer-simulator audit (not hand-made) on a real run."""
+    from selenium.webdriver.common.by import By
+
+    from airline_gym.harness.user_audit import USER_AUDIT_KEY, audit_record
+
+    source = shared_run(TRAJECTORIES / OPENAI)
+    data = load(source)
+    tasks = {str(t["id"]): t for t in data["tasks"]}
+    flagged = {}
+    for sim in data["simulations"]:
+        sim[USER_AUDIT_KEY] = [dict(f) for f in audit_record(sim, tasks[str(sim["task_id"])])]
+        if sim[USER_AUDIT_KEY]:
+            flagged[_key(sim)] = sim[USER_AUDIT_KEY]
+    assert len(flagged) >= 3
+    path = tmp_path / "audited.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    page = write_report([path], tmp_path / "audited.html")
+    _open(browser, page)
+    for key, flags in list(flagged.items())[:3]:
+        view = _show(browser, key)
+        shown = [
+            (message.get_attribute("id"), flag.find_element(By.CSS_SELECTOR, ".flag-kind").text)
+            for message in view.find_elements(By.CSS_SELECTOR, ".msg.flagged")
+            for flag in message.find_elements(By.CSS_SELECTOR, ".flag")
+        ]
+        assert sorted(shown) == sorted((f"m-0-{f['message_index']}", f["kind"]) for f in flags)

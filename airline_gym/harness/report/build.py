@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from airline_gym.domain.database import PristineDB
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, load_task_set, parse_tasks
@@ -45,7 +44,6 @@ def _base() -> tuple[PristineDB | None, str]:
 
 def load_run(
     path: str | os.PathLike[str],
-    intervals: Mapping[int, Any] | None = None,
     task_id_map: Mapping[str, str] | None = None,
 ) -> tuple[Results, RunData]:
     """Read a results file; re-grade each simulation; its overview and simulation entries.
@@ -66,7 +64,7 @@ def load_run(
         task = None if tasks is None or base is None else tasks.get(str(sim.get("task_id")))
         reason = why_not or ("" if task else f"no task {sim.get('task_id')!r} in the task set")
         entries.append(simulation_entry(sim, simulation_grade(sim, task, base, reason)))
-    overview = run_overview(Path(path).name, results, intervals or {})
+    overview = run_overview(Path(path).name, results)
     overview["regrade_disagreements"] = sum(
         1
         for e in entries

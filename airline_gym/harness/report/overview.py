@@ -136,9 +136,12 @@ def task_grid(results: Results) -> list[tuple[str, list[tuple[int, bool | None]]
     ]
 
 
-def run_overview(label: str, results: Results, intervals: Mapping[int, Any]) -> JSONObject:
-    """Everything the overview of one run shows."""
+def run_overview(label: str, results: Results) -> JSONObject:
+    """Everything the overview of one run shows (pass^k with its 95% bootstrap interval)."""
     summary = summarize(results)
+    intervals = {
+        k: (v["low"], v["high"]) for k, v in (summary.get("pass_hat_k_interval") or {}).items()
+    }
     errors: Counter[int] = Counter()
     flags: Counter[str] = Counter()
     for sim in results.simulations:
@@ -152,7 +155,7 @@ def run_overview(label: str, results: Results, intervals: Mapping[int, Any]) -> 
         "label": label,
         "rows": describe_run(results),
         "summary": summary,
-        "intervals": dict(intervals),
+        "intervals": intervals,
         "grid": task_grid(results),
         "tool_error_counts": sorted(errors.items()),
         "audit_flags": flags.most_common(),
