@@ -1,0 +1,139 @@
+"""The Inspect task with the real inspect-ai: Inspect's own eval loop (the README example and the
+README's ``inspect eval airline_gym/airline`` command) against a scripted OpenAI-compatible server
+on 127.0.0.1, through Inspect's ``openai-api`` provider.
+
+inspect-ai's ``openai-api`` provider needs openai >= 3.4 and the ``verifiers`` extra pins
+openai < 3, so they cannot share a venv: CI builds a second one for Inspect (``.ci/run``) and
+names its Python in ``$AIRLINE_GYM_INSPECT_PYTHON``. This test runs Inspect there
+(``inspect_child.py`` runs the README example: inspect, then the command) and checks what
+Inspect logged against the same episodes played in process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scripted_policy import Model, in_process, scripts, text
+
+from airline_gym.domain.prompts import user_system_prompt
+from airline_gym.env import AirlineEnv
+from airline_gym.testing.openai_server import OpenAIServer, Reply
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+PYTHON_VAR = "AIRLINE_GYM_INSPECT_PYTHON"
+CUSTOMER_OPENER = "Hello, I would like to change a flight."
+
+
+class Server:
+    """The scripted agent of scripted_policy; the customer (model ``customer``) says one line
+    then stops; the agent facing that customer calls ``done`` at once."""
+
+    def __init__(self, agent: Model) -> None:
+        self.agent = agent
+        self.customer_requests: list[dict] = []
+
+    def __call__(self, body: dict) -> Reply:
+        if body["model"] == "customer":
+            self.customer_requests.append(body)
+            first = len(self.customer_requests) == 1
+            return Reply(CUSTOMER_OPENER if first else "###STOP###")
+        if text(body["messages"][2]["content"]) == CUSTOMER_OPENER:
+            return Reply(tool_calls=[{"name": "done", "arguments": {}}])
+        return self.agent(body)
+
+
+def inspect_python() -> str:
+    """The Python that has inspect-ai: ``$AIRLINE_GYM_INSPECT_PYTHON``, else this one."""
+    given = os.environ.get(PYTHON_VAR)
+    if given:
+        return given
+    if importlib.util.find_spec("inspect_ai") is not None:
+        return sys.executable
+    if os.environ.get("CI"):
+        raise ImportError(f"CI installs inspect-ai in its own venv, but ${PYTHON_VAR} is not set")
+    pytest.skip(f"needs inspect-ai (here, or a venv named by ${PYTHON_VAR})")
+
+
+def run_inspect(base_url: str, log_dir: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "INSPECT_DISPLAY": "none"}
+    done = subprocess.run(
+        [inspect_python(), str(HERE / "inspect_child.py"), base_url, str(log_dir)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_inspect_eval_scores_are_the_env_grades(tau2_tasks, tmp_path):
+    plays = scripts(tau2_tasks)
+    tools = AirlineEnv(user="scripted").reset(options={"task": "17"})[1]["tools"]
+    policy = Server(Model(plays))
+    with OpenAIServer(policy) as server:
+        out = run_inspect(server.base_url, tmp_path)
+
+    assert out["status"] == "success"
+    by_task = {s["metadata"]["task_id"]: s for s in out["samples"]}
+    assert sorted(by_task) == ["17", "3"]
+    for task_id, seed in (("17", 0), ("3", 1)):  # the task's seeds count up from 0
+        sample, expected = by_task[task_id], in_process(task_id, seed, plays[task_id])
+        assert sample["id"] == f"{task_id}-{seed}" and sample["error"] is None
+        assert sample["value"] == expected.reward == {"17": 1.0, "3": 0.0}[task_id]
+        meta = sample["metadata"]
+        assert meta["termination_reason"] == expected.termination_reason == "agent_stop"
+        assert meta["db_diff"] == expected.reward_info["db_diff"]
+        assert meta["communicate_checks"] == expected.reward_info["communicate_checks"]
+        assert meta["db_match"] == expected.reward_info["db_match"]
+        assert (meta["steps"], meta["tool_errors"]) == (expected.steps, expected.num_errors)
+        # the transcript is the sample's messages, tool results included
+        assert sample["roles"] == [m["role"] for m in expected.messages]
+    assert by_task["3"]["metadata"]["db_diff"]  # the wrong cancellation is in the diff
+
+    # the command line found the task through the package's entry point and graded it the same
+    cli = out["cli"]
+    assert cli["returncode"] == 0, cli["stderr"]
+    assert cli["status"] == "success" and cli["task"] == "airline_gym/airline"
+    assert [(s["id"], s["value"]) for s in cli["samples"]] == [("17-0", 1.0)]
+
+    # every request offered the env's tools: the reference's names and descriptions, with the
+    # $refs inlined (Inspect's tool model has no $defs)
+    for body in server.requests:
+        if body["model"] == "customer":
+            continue
+        sent = {t["function"]["name"]: t["function"] for t in body["tools"]}
+        assert list(sent) == [t["function"]["name"] for t in tools]
+        for tool in tools:
+            function = tool["function"]
+            assert sent[function["name"]]["description"] == function["description"]
+            assert "$ref" not in json.dumps(sent[function["name"]])
+    book = next(t for t in tools if t["function"]["name"] == "book_reservation")["function"]
+    passenger = book["parameters"]["$defs"]["Passenger"]["properties"]
+    sent_book = server.requests[0]["tools"][0]["function"]
+    assert sent_book["name"] == "book_reservation"
+    sent_items = sent_book["parameters"]["properties"]["passengers"]["items"]["anyOf"]
+    sent_passenger = sent_items[0]["properties"]  # was {"$ref": "#/$defs/Passenger"}
+    assert {k: v["description"] for k, v in sent_passenger.items()} == {
+        k: v["description"] for k, v in passenger.items()
+    }
+
+    # model role "user": the customer's requests carry the reference's customer prompt, and its
+    # words reached the agent as the customer's turn
+    role = out["role"]
+    assert role["status"] == "success"
+    (sample,) = role["samples"]
+    assert sample["metadata"]["termination_reason"] == "agent_stop" and sample["value"] == 0.0
+    first = policy.customer_requests[0]["messages"]
+    assert first[0]["role"] == "system"
+    assert text(first[0]["content"]) == user_system_prompt(tau2_tasks["17"])
+    assert len(policy.customer_requests) == 1  # the agent's done ended the episode
+    assert not any(body.get("tools") for body in policy.customer_requests)
