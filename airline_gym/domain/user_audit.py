@@ -17,7 +17,7 @@ flag per offending customer turn and kind: ``{"kind", "message_index", "evidence
   not transfer and the instructions give no reason to.
 
 The agent's words count only as what the customer saw: the agent's message texts, never tool
-results or call arguments.
+results or call arguments. Of a message over 8,000 characters, the first and last 4,000 are read.
 """
 
 from __future__ import annotations
@@ -46,6 +46,9 @@ Scenario = Mapping[str, Any]
 STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"
 _ENDINGS = (STOP, TRANSFER, OUT_OF_SCOPE)
 _EVIDENCE_CHARS = 400
+#: The characters of a message the rules read (head and tail): real turns are far shorter
+#: (at most 2,862 in the shared runs), and the regular expressions stay fast on hostile ones.
+_READ_CHARS = 8_000
 
 _CONFIRM = re.compile(
     r"\b(?:would you like (?:me|us) to|shall i|should i|do you want (?:me|us) to|"
@@ -114,8 +117,14 @@ _TRANSFER_REASON = re.compile(
 
 
 def _text(message: Mapping[str, Any]) -> str:
+    """A message's text; of a huge one only its head and tail (where an ending token is)."""
     content = message.get("content")
-    return content if isinstance(content, str) else ""
+    if not isinstance(content, str):
+        return ""
+    if len(content) > _READ_CHARS:
+        half = _READ_CHARS // 2
+        return f"{content[:half]} … {content[-half:]}"
+    return content
 
 
 def _flag(kind: str, index: int, evidence: str) -> Flag:

@@ -281,3 +281,36 @@ def test_stated_values_reads_the_database_shapes():
         ("date of birth", "1990-04-05"),
         ("cabin", "economy"),
     }
+
+
+def test_a_huge_turn_is_read_by_its_head_and_tail_and_stays_fast():
+    import time
+
+    huge = "How " * 250_000  # 1 MB of almost-matches
+    messages = [agent(CONFIRM), user(huge + " yes ###STOP###"), user(None), user("x" * 10**6)]
+    started = time.perf_counter()
+    flags = audit_conversation(EMMA, messages)
+    assert time.perf_counter() - started < 10  # ~0.2 s; reading all of it took ~25 s
+    # the ending and the acceptance at the tail are still seen; the empty turn still is
+    assert [(f["kind"], f["message_index"]) for f in flags] == [
+        ("premature_stop", 1),
+        ("empty_or_repeated", 2),
+    ]
+
+
+def test_odd_message_shapes_are_read_not_raised_on():
+    messages: list[dict[str, Any]] = [
+        {},
+        {"role": "user", "content": ["not", "text"]},
+        {"role": "user"},
+        {"role": "user", "content": "###STOP###", "tool_calls": [{"function": "oops"}]},
+        {"role": "assistant", "content": 42},
+        {"role": "user", "content": "###TRANSFER###"},
+    ]
+    flags = audit_conversation({"instructions": None}, messages)
+    assert [(f["kind"], f["message_index"]) for f in flags] == [
+        ("empty_or_repeated", 1),
+        ("empty_or_repeated", 2),
+        ("role_break", 3),
+        ("unwarranted_transfer", 5),
+    ]
