@@ -15,6 +15,7 @@ __all__ = [
     "HTTPStatusFailure",
     "LLMError",
     "MissingCredentials",
+    "ReplyTooLarge",
     "UnparseableBody",
     "classify",
     "one_line",
@@ -32,6 +33,10 @@ _MISSING_KEY_MARKERS = (
 
 class BadReply(Exception):
     """A syntactically fine HTTP response whose content is unusable (transient)."""
+
+
+class ReplyTooLarge(Exception):
+    """A reply body over the direct paths' cap (not retried: the same request would repeat it)."""
 
 
 class MissingCredentials(Exception):
@@ -112,6 +117,8 @@ def classify(exc: BaseException, timeout: float | None) -> Failure:
     """Decide whether ``exc`` is worth retrying and describe it."""
     if isinstance(exc, BadReply):
         return Failure(True, "unusable reply", str(exc))
+    if isinstance(exc, ReplyTooLarge):
+        return Failure(False, "reply too large", str(exc))
     detail = one_line(str(exc) or type(exc).__name__)
     if isinstance(exc, MissingCredentials) or any(m in detail for m in _MISSING_KEY_MARKERS):
         return Failure(False, "missing credentials", detail)

@@ -9,7 +9,11 @@ in the caller's own turn of the event loop (aiohttp writes the body from a separ
 ready request waited behind every other callback of the turn: at 1,000 episodes in flight the
 median wait fell from ~30 ms to ~1 ms).
 
-A connection is reused only after a complete exchange; one that failed, timed out or was
+``timeout`` bounds the whole request (connecting, sending, every read: each gets what is left),
+so a server that drips its status line and headers cannot stretch it; the reply is read by
+:class:`~airline_gym.llm.http_reply.ReplyReader` (body capped, the end of the stream handed to
+h11: a close-delimited reply is accepted, one cut short of its Content-Length is not). A
+connection is reused only after a complete exchange; one that failed, timed out or was
 cancelled is closed, and an idle one the server has closed is noticed before use.
 """
 
@@ -17,8 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http.client
 import ssl
+import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
 from functools import cache
@@ -26,7 +30,9 @@ from urllib.parse import urlsplit
 
 import h11
 
-__all__ = ["SENT_HOOKS", "post"]
+from airline_gym.llm.http_reply import ProtocolFailure, ReplyReader, seconds_left
+
+__all__ = ["SENT_HOOKS", "ProtocolFailure", "post"]
 
 #: Called right after each request's bytes are handed to the socket, with whether the
 #: connection was opened for it: the benchmark's clock for how long a ready request waited.
@@ -34,10 +40,6 @@ SENT_HOOKS: list[Callable[[bool], None]] = []
 
 _READ_SIZE = 1 << 16
 Key = tuple[str, str, int]
-
-
-class ProtocolFailure(http.client.HTTPException):
-    """The server's answer is not valid HTTP/1.1 (classified as a transport error)."""
 
 
 class _Connection:
@@ -108,69 +110,50 @@ def _target(url: str) -> tuple[Key, str, str]:
     return (scheme, host, port), parts.netloc or host, parts.path or "/"
 
 
-async def _read(reader: asyncio.StreamReader, timeout: float | None) -> bytes:
-    if timeout is None:
-        return await reader.read(_READ_SIZE)
-    return await asyncio.wait_for(reader.read(_READ_SIZE), timeout)
-
-
-async def _connect(key: Key, timeout: float | None) -> _Connection:
+async def _connect(key: Key, deadline: float | None) -> _Connection:
     scheme, host, port = key
     tls = _ssl_context() if scheme == "https" else None
     opening = asyncio.open_connection(host, port, ssl=tls, limit=_READ_SIZE)
-    reader, writer = await asyncio.wait_for(opening, timeout)
+    reader, writer = await asyncio.wait_for(opening, seconds_left(deadline))
     return _Connection(reader, writer)
 
 
 async def _exchange(
-    conn: _Connection, request: h11.Request, data: bytes, timeout: float | None
+    conn: _Connection, request: h11.Request, data: bytes, deadline: float | None
 ) -> tuple[int, bytes, dict[str, str]]:
     conn.writer.write(conn.h11.send(request) + conn.h11.send(h11.Data(data=data)))
     conn.writer.write(conn.h11.send(h11.EndOfMessage()))
     for hook in SENT_HOOKS:
         hook(conn.exchanges == 0)
     conn.exchanges += 1
-    status, headers, chunks = 0, {}, []
-    while True:
-        event = conn.h11.next_event()
-        if event is h11.NEED_DATA:
-            received = await _read(conn.reader, timeout)
-            if not received:
-                raise ConnectionError("the server closed the connection before a full reply")
-            conn.h11.receive_data(received)
-        elif isinstance(event, h11.Response):
-            status = event.status_code
-            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in event.headers}
-        elif isinstance(event, h11.Data):
-            chunks.append(bytes(event.data))
-        elif isinstance(event, h11.EndOfMessage):
-            return status, b"".join(chunks), headers
-        elif isinstance(event, h11.ConnectionClosed):
-            raise ConnectionError("the server closed the connection before a full reply")
+    reply = ReplyReader(conn.h11)
+    complete = reply.advance()
+    while not complete:  # b"" at the end of the stream: h11 decides what it means
+        complete = reply.feed(
+            await asyncio.wait_for(conn.reader.read(_READ_SIZE), seconds_left(deadline))
+        )
+    return reply.status, reply.body, reply.headers
 
 
 async def post(
     url: str, data: bytes, headers: Mapping[str, str], timeout: float | None
 ) -> tuple[int, bytes, dict[str, str]]:
-    """POST ``data`` to ``url``: (status, body, headers). ``timeout`` bounds connecting and
-    each read; the caller bounds the whole exchange."""
+    """POST ``data`` to ``url``: (status, body, headers). ``timeout`` bounds the whole request."""
+    deadline = None if timeout is None else time.monotonic() + timeout
     key, host, path = _target(url)
     pool = await _pool()
-    conn = pool.take(key) or await _connect(key, timeout)
+    conn = pool.take(key) or await _connect(key, deadline)
     fields = [("Host", host), ("Content-Length", str(len(data))), *headers.items()]
     request = h11.Request(method="POST", target=path, headers=fields)
     try:
-        answer = await _exchange(conn, request, data, timeout)
-    except h11.ProtocolError as exc:
-        conn.close()
-        raise ProtocolFailure(f"not a valid HTTP/1.1 reply: {exc}") from None
+        answer = await _exchange(conn, request, data, deadline)
     except BaseException:
         conn.close()  # failed, given up or cancelled: never reused
         raise
     if conn.h11.our_state is h11.DONE and conn.h11.their_state is h11.DONE:
         conn.h11.start_next_cycle()
         pool.idle.setdefault(key, []).append(conn)
-    else:
+    else:  # e.g. a close-delimited reply: the connection ends with it
         with contextlib.suppress(Exception):
             conn.close()
     return answer

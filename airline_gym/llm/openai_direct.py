@@ -93,8 +93,7 @@ async def post_chat(
 ) -> dict[str, Any]:
     """POST ``body`` to ``{api_base}/chat/completions``; the decoded JSON reply.
 
-    ``timeout`` bounds connecting and each socket read (the caller bounds the whole request);
-    a request that is cancelled closes its connection.
+    ``timeout`` bounds the whole request; a request that is cancelled closes its connection.
     """
     url = api_base.rstrip("/") + "/chat/completions"
     status, content, headers = await post(url, encode_body(body), request_headers(api_key), timeout)

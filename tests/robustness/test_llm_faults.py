@@ -15,7 +15,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -26,6 +26,7 @@ from airline_gym import agents
 from airline_gym.agents import DONE, text_message, tool_call_message
 from airline_gym.llm import LiteLLMChatModel, LLMError, _litellm
 from airline_gym.testing.openai_server import OpenAIServer, Reply
+from airline_gym.testing.raw_http_server import RawServer
 
 TIMEOUT = 0.5
 RETRIES = 2
@@ -321,52 +322,6 @@ def test_agent_and_customer_both_flaky_episode_still_completes() -> None:
 
 
 # --- faults the scripted server cannot make: a raw socket server ---------------------------------
-class RawServer:
-    """Accepts connections on 127.0.0.1 and hands each to ``handle(conn)``; stops by itself."""
-
-    def __init__(self, handle: Callable[[socket.socket], None], lifetime: float = 30.0) -> None:
-        self.handle = handle
-        self.stop = threading.Event()
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.sock.settimeout(0.1)
-        self.base_url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/v1"
-        self.connections = 0
-        self.deadline = time.monotonic() + lifetime
-
-    def _serve(self) -> None:
-        while not self.stop.is_set() and time.monotonic() < self.deadline:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            threading.Thread(target=self._run, args=(conn,), daemon=True).start()
-
-    def _run(self, conn: socket.socket) -> None:
-        try:
-            conn.settimeout(5)
-            data = b""
-            while b"\r\n\r\n" not in data:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    return
-                data += chunk
-            self.handle(conn)
-        except OSError:
-            pass
-        finally:
-            with contextlib.suppress(OSError):
-                conn.close()
-
-    def __enter__(self) -> RawServer:
-        threading.Thread(target=self._serve, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.sock.close()
-
-
 def _model(base_url: str, retries: int = 1) -> LiteLLMChatModel:
     return LiteLLMChatModel(
         "openai/raw", api_base=base_url, api_key="k", **{**LLM_ARGS, "max_retries": retries}
