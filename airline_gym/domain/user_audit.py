@@ -65,7 +65,8 @@ _ANNOUNCE = re.compile(
 )
 #: What a write is called in words (a tool call that changes the database).
 _WRITE_WORDS = re.compile(
-    r"\b(?:cancel\w*|book\w*|chang\w*|modif\w*|updat\w*|upgrad\w*|downgrad\w*|add\w*|"
+    r"\b(?:cancel\w*|book\w*|chang\w*|modif\w*|upgrad\w*|downgrad\w*|add\w*|"
+    r"updat(?:e|ing) (?:your|the|it|my|this reservation)|"
     r"remov\w*|refund\w*|issu\w*|process\w*|proceed\w*|purchas\w*|charg\w*|appl(?:y|ied)|"
     r"switch\w*|certificate|compensation)\b",
     re.IGNORECASE,
@@ -73,20 +74,25 @@ _WRITE_WORDS = re.compile(
 _POINTER = re.compile(r"\b(?:that|this|it|these|those|them)\b", re.IGNORECASE)
 _TRANSFER_WORDS = re.compile(r"transfer|human agent|supervisor|representative", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"(?<=[.!?:])\s+|\n+|;|,\s*and\s|\s+(?:—|-)\s+")
+#: Saying no to the pending action (not any "no": "no way to change the date, so cancel it").
 _DECLINE = re.compile(
-    r"\b(?:no|nope|not|don'?t|do not|never ?mind|cancel that|leave it|keep (?:it|my)|"
-    r"won'?t|rather not|hold off)\b",
+    r"^\W*(?:no|nope)\b|\bno,? thanks?\b|\bnever ?mind\b|\bcancel that\b|\bleave it\b"
+    r"|\bkeep (?:it|my|the)\b|\brather not\b|\bhold off\b|\bnot (?:now|yet|at this time)\b"
+    r"|\bas is\b|\b(?:don'?t|do not|won'?t|will not|not)\s+(?:want to |wish to |like to )?"
+    r"(?:proceed|go ahead|move forward|make (?:any|the|these|this) changes?|cancel|book|change|"
+    r"upgrade|modify|do (?:it|that|this))\b",
     re.IGNORECASE,
 )
 _AFFIRM = re.compile(
-    r"\b(?:yes|yeah|yep|yup|sure|ok|okay|i confirm|confirmed|go ahead|proceed|please do|"
-    r"sounds good|that works|i authori[sz]e|i agree|i accept)\b",
+    r"\b(?:yes|yeah|yep|yup|sure|ok|okay|i confirm|confirmed|please do|sounds good|that works|"
+    r"i authori[sz]e|i agree|i accept|(?:please|you can|you may|let'?s) (?:go ahead|proceed))\b"
+    r"|^\W*(?:go ahead|proceed)\b",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
     r"\b(?:please|go ahead and)\s+(?:go ahead and\s+|do\s+)?(?:cancel|book|change|modify|update|"
     r"upgrade|downgrade|add|remove|refund|issue|process|proceed|apply|switch|make the)\b"
-    r"|\bi (?:authori[sz]e|confirm|accept)\b.*" + _WRITE_WORDS.pattern,
+    r"|\bi authori[sz]e\b.*" + _WRITE_WORDS.pattern,
     re.IGNORECASE,
 )
 _TOOL_SYNTAX = re.compile(

@@ -184,10 +184,10 @@ def test_eval_with_the_scripted_customer_records_no_audit(tmp_path):
 #: What audit-user finds on the real runs (the README's table): file -> non-zero counts.
 SHARED_COUNTS: dict[str, dict[str, int]] = {
     "t2old__lb-aide__claude-sonnet-4-5__user-gpt-4.1.json": {"premature_stop": 1},
-    "t2old__lb-distyl-button__claude-opus-4-6__user-gpt-4.1.json": {"premature_stop": 2},
+    "t2old__lb-distyl-button__claude-opus-4-6__user-gpt-4.1.json": {"premature_stop": 3},
     "t2old__lb-ironshell__llm_agent-claude-opus-4-6__user-gpt-4.1.json": {"premature_stop": 2},
     "t2old__lb-ironshell__llm_agent-gpt-5.4__user-gpt-4.1.json": {},
-    "t2old__lb-nvidia-toolorchestra__orchestrator__user-gpt-5.json": {"premature_stop": 1},
+    "t2old__lb-nvidia-toolorchestra__orchestrator__user-gpt-5.json": {"premature_stop": 2},
     "t2old__lb-openai__gpt-oss-120b-langchain__user-gpt-oss-120b.json": {
         "premature_stop": 2,
         "invention": 2,
@@ -214,4 +214,4 @@ def test_audit_user_on_the_shared_real_runs_finds_the_recorded_counts():
     }
     assert found == SHARED_COUNTS
     assert report["total"]["audited"] == report["total"]["simulations"] == 344
-    assert report["total"]["flagged_simulations"] == 15
+    assert report["total"]["flagged_simulations"] == 17

@@ -74,11 +74,19 @@ def test_premature_stop_fires_when_the_customer_accepts_then_hangs_up_before_the
     # "Would you like me to do that?" points at the clause before it
     pointer = agent("I can add one free checked bag. Would you like me to do that?")
     assert indexes(premature_stop(EMMA, [pointer, user("Sure ###STOP###")])) == [1]
+    # a "no" that is not a refusal of the action
+    resigned = user("There's no way to change the date? Please go ahead and cancel. ###STOP###")
+    assert indexes(premature_stop(EMMA, [*asked[:3], resigned])) == [3]
 
 
 def test_premature_stop_does_not_fire_on_a_decline_a_transfer_a_done_write_or_no_question():
     base = [agent(GREETING), user("Cancel EHGLP3."), agent(CONFIRM)]
     assert premature_stop(EMMA, [*base, user("No, don't cancel it. ###STOP###")]) == []
+    refused = "I need a $0 charge to proceed, so I won't move forward. Leave it as is. ###STOP###"
+    assert premature_stop(EMMA, [*base, user(refused)]) == []
+    # "update" as a noun is no write; confirming what was done is no acceptance of a new write
+    notice = agent("Your trip was rebooked. Please confirm you received this update.")
+    assert premature_stop(EMMA, [notice, user("I confirm the details. ###STOP###")]) == []
     # the write happened before the customer ended the call
     done = [
         *base,
