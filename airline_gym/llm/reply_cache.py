@@ -5,7 +5,8 @@ settings, seed, messages, tools) and gets the stored reply without calling the m
 reproducible ablations at a fraction of the cost. The key is the SHA-256 of the request body's
 canonical JSON (sorted keys, integral floats as integers), where the body is what
 :meth:`~airline_gym.llm.client.LiteLLMChatModel.litellm_request` builds, without what does not
-change the reply: the endpoint, the key, timeouts and retries. So one cache serves a model
+change the reply: the endpoint, the key (and any field that may carry a credential, such as
+``extra_headers``: never written to the file), timeouts and retries. So one cache serves a model
 reached directly or through litellm, at any address.
 
 The file is SQLite (standard library) in WAL mode with a busy timeout: threads, the async
@@ -45,6 +46,8 @@ _FORMAT = "airline-gym reply cache 1"
 _TRANSPORT = frozenset(
     {"api_key", "api_base", "base_url", "timeout", "num_retries", "max_retries", "caching"}
 )
+#: Parts of field names that may carry credentials: never hashed, never written to the file.
+_SECRET_PARTS = ("key", "header", "secret", "password", "auth", "organization")
 _BUSY_TIMEOUT_S = 60.0
 
 
@@ -62,6 +65,17 @@ def _canonical(value: Any) -> Any:
     return value
 
 
+def _content(request: Mapping[str, Any]) -> dict[str, Any]:
+    """What of a request decides the reply: no transport fields, nothing that may be a secret."""
+    return {
+        k: v
+        for k, v in request.items()
+        if k not in _TRANSPORT
+        and not k.lower().endswith("token")  # access_token..., not max_tokens
+        and not any(part in k.lower() for part in _SECRET_PARTS)
+    }
+
+
 def request_key(request: Mapping[str, Any]) -> str:
     """The cache key of a request body: SHA-256 of its canonical JSON, transport fields left out.
 
@@ -69,8 +83,9 @@ def request_key(request: Mapping[str, Any]) -> str:
     >>> a == request_key({"temperature": 0.0, "messages": [], "model": "m", "timeout": 5})
     True
     """
-    body = {k: v for k, v in request.items() if k not in _TRANSPORT}
-    text = json.dumps(_canonical(body), sort_keys=True, separators=(",", ":"), default=str)
+    text = json.dumps(
+        _canonical(_content(request)), sort_keys=True, separators=(",", ":"), default=str
+    )
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
@@ -167,9 +182,7 @@ class ReplyCache:
         stored = json.dumps(
             {"content": reply.content, "tool_calls": reply.tool_calls, "usage": reply.usage}
         )
-        body = json.dumps(
-            {k: v for k, v in request.items() if k not in _TRANSPORT}, sort_keys=True, default=str
-        )
+        body = json.dumps(_content(request), sort_keys=True, default=str)
         self._run(
             "INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?)", (key, body, stored, time.time())
         )

@@ -88,6 +88,23 @@ def test_the_key_is_the_request_not_the_transport():
     assert request_key(model.litellm_request(longer, None)) != request_key(body)
 
 
+def test_credentials_are_neither_keyed_nor_written(tmp_path):
+    secret = "sk-very-secret-123"
+    headers = {"Authorization": f"Bearer {secret}"}
+    with OpenAIServer(Customer()) as server:
+        model = LiteLLMChatModel(
+            "openai/c", api_base=server.base_url, api_key=secret, extra={"extra_headers": headers}
+        )
+        cache = ReplyCache(tmp_path / "c.sqlite")
+        CachedChatModel(model, cache).complete([{"role": "user", "content": "hi"}])
+        plain = LiteLLMChatModel("openai/c", api_base=server.base_url, api_key="other")
+        again = CachedChatModel(plain, cache).complete([{"role": "user", "content": "hi"}])
+        assert len(server.requests) == 1 and again.content.startswith("reply 1 ")
+    cache.close()
+    stored = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert secret.encode() not in stored and b"reply 1 " in stored
+
+
 # --- eval: a second identical run asks the model nothing ---------------------------------------
 @pytest.mark.parametrize("agent", ["random", "threaded"])
 def test_second_identical_run_makes_no_customer_request(tmp_path, agent):
