@@ -1,38 +1,17 @@
-"""Results files for the report's tests: a real leaderboard run, our own runs, a hostile copy."""
+"""Fixtures of the report's tests: a real leaderboard run, our own runs, a hostile copy, a
+headless browser."""
 
 from __future__ import annotations
 
 import copy
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-_HERE = Path(__file__).resolve()
-SHARED = next((p / "shared" for p in _HERE.parents if (p / "shared").is_dir()), _HERE / "absent")
-TRAJECTORIES = SHARED / "trajectories"
-AIDE = TRAJECTORIES / "t2old__lb-aide__claude-sonnet-4-5__user-gpt-4.1.json"
-IRONSHELL_GPT = TRAJECTORIES / "t2old__lb-ironshell__llm_agent-gpt-5.4__user-gpt-4.1.json"
-IRONSHELL_OPUS = TRAJECTORIES / "t2old__lb-ironshell__llm_agent-claude-opus-4-6__user-gpt-4.1.json"
-OPENAI = "t2old__lb-openai__gpt-oss-120b-langchain__user-gpt-oss-120b.json"
-TAU3 = TRAJECTORIES / "t3new__sierra-pr448__whissle__user-gpt-4o.json"
-
-#: What a hostile model writes: neither may ever run in the report.
-HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
-
-
-def shared_run(path: Path) -> Path:
-    """A recorded run of ../shared/trajectories, or a skip when ../shared is absent."""
-    if not path.is_file():
-        pytest.skip(f"{path.name} is absent (../shared/trajectories)")
-    return path
-
-
-def load(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))
+from optional_libs import missing
+from report_runs import AIDE, HOSTILE, load, shared_run
 
 
 @pytest.fixture(scope="session")
@@ -83,13 +62,12 @@ def own_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def browser() -> Iterator[Any]:
     """Headless Debian chromium driven by Selenium. Skipped when absent, except in CI (which
     installs chromium, chromium-driver and selenium): a missing one fails there."""
-    from airline_gym.testing.browser import headless_chromium, missing
+    from airline_gym.testing.browser import headless_chromium
+    from airline_gym.testing.browser import missing as browser_missing
 
-    reason = missing()
+    reason = browser_missing()
     if reason is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI installs the browser and selenium, but: {reason}")
-        pytest.skip(reason)
+        missing(reason)  # a skip; under CI (which installs them) a failure
     driver = headless_chromium()
     try:
         yield driver

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import HOSTILE, IRONSHELL_GPT, OPENAI, TAU3, TRAJECTORIES, load, shared_run
+from report_runs import HOSTILE, IRONSHELL_GPT, OPENAI, TAU3, TRAJECTORIES, load, shared_run
 
 from airline_gym.harness.regrade import regrade_file
 from airline_gym.harness.report import write_report

@@ -9,10 +9,10 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import HOSTILE, load
+from report_runs import HOSTILE, TASK_ID_FIX, TOOLORCHESTRA, TRAJECTORIES, load, shared_run
 
 from airline_gym.cli.main import main
-from airline_gym.harness.regrade import regrade_file
+from airline_gym.harness.regrade import load_task_id_map, regrade_file
 from airline_gym.harness.report import load_run, render_report
 from airline_gym.harness.report.grades import highlight_span
 from airline_gym.harness.report.page import pack
@@ -185,3 +185,24 @@ def test_eval_report_writes_the_page_beside_the_results(tmp_path: Path):
     assert main([*args, "--report"]) == 0
     page = (tmp_path / "run.html").read_text(encoding="utf-8")
     assert [s["task"] for s in _index(page)["runs"][0]["sims"]] == ["0", "3"]
+
+
+def test_a_bare_list_of_simulations_without_messages_still_makes_a_page(tmp_path: Path, aide: Path):
+    sims = load(aide)["simulations"][:3]
+    del sims[0]["messages"]
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps(sims))
+    _, (overview, entries) = load_run(path)
+    assert dict(overview["rows"])["agent"] == "not recorded"
+    assert entries[0]["messages"] == []
+    assert entries[0]["grade"]["regrade_error"].startswith("the file records no messages")
+    assert entries[1]["grade"]["regraded"] == entries[1]["reward"]  # re-graded on the tau2 tasks
+
+
+def test_a_task_id_map_fixes_a_file_with_wrong_task_ids():
+    source = shared_run(TRAJECTORIES / TOOLORCHESTRA)
+    _, (wrong, _) = load_run(source)
+    fixed_map = load_task_id_map(TRAJECTORIES / TASK_ID_FIX)
+    _, (fixed, _) = load_run(source, task_id_map=fixed_map)
+    assert wrong["regrade_disagreements"] > 0
+    assert fixed["regrade_disagreements"] == 0

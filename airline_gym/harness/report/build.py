@@ -63,6 +63,8 @@ def load_run(
     for sim in results.simulations:
         task = None if tasks is None or base is None else tasks.get(str(sim.get("task_id")))
         reason = why_not or ("" if task else f"no task {sim.get('task_id')!r} in the task set")
+        if "messages" not in sim:
+            task, reason = None, "the file records no messages for this simulation"
         entries.append(simulation_entry(sim, simulation_grade(sim, task, base, reason)))
     overview = run_overview(Path(path).name, results)
     overview["regrade_disagreements"] = sum(
