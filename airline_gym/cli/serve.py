@@ -1,5 +1,8 @@
 """Serve the env over HTTP/WebSocket as an OpenEnv environment (openenv-core's own server).
 
+The same server speaks ART's tau-bench protocol (/scenarios, /environments: see
+airline_gym.integrations.tau_bench_server), so ART's art.tau_bench rollout trains on it as is.
+
 Each client session gets its own episode (its own env, DB and customer); at most
 --max-sessions live at once, and a session with no message for --idle-timeout seconds is
 released. Connect with OpenEnv's GenericEnvClient, TRL's or verifiers' OpenEnv integrations (see
@@ -144,12 +147,16 @@ def build_app(args: argparse.Namespace) -> Any:
         raise ConfigError(str(exc)) from None
     finally:
         probe.close()
-    return make_app(
+    app = make_app(
         max_sessions=args.max_sessions,
         idle_timeout=args.idle_timeout,
         max_tool_calls=args.max_tool_calls,
         **kwargs,
     )
+    from airline_gym.integrations.tau_bench_server import add_tau_bench_routes
+
+    add_tau_bench_routes(app, args.max_sessions, args.idle_timeout, **kwargs)  # ART's protocol
+    return app
 
 
 def listen(host: str, port: int) -> socket.socket:

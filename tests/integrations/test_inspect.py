@@ -25,6 +25,7 @@ from airline_gym.domain.prompts import user_system_prompt
 from airline_gym.env import AirlineEnv
 from airline_gym.testing.openai_server import OpenAIServer, Reply
 
+pytestmark = pytest.mark.long  # a child interpreter imports the library (a minute or more)
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 PYTHON_VAR = "AIRLINE_GYM_INSPECT_PYTHON"
