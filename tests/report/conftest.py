@@ -22,8 +22,8 @@ def aide() -> Path:
 
 @pytest.fixture(scope="session")
 def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The aide run with HOSTILE in an agent reply, a tool argument, a tool result and the
-    run info, and customer-audit flags on task 3's turns."""
+    """The aide run with HOSTILE in an agent reply, a tool argument, a tool result, the run
+    info and task 5's termination reason, and customer-audit flags on task 3's turns."""
     data = load(shared_run(AIDE))
     data["info"]["agent_info"]["llm"] = HOSTILE
     sim = next(s for s in data["simulations"] if s["task_id"] == "3")
@@ -36,6 +36,8 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         {"kind": "leak", "message_index": 1, "evidence": "customer quoted its instructions"},
         {"kind": "premature_stop", "message_index": 3, "evidence": "stopped before <b>the end</b>"},
     ]
+    other = next(s for s in data["simulations"] if s["task_id"] == "5")
+    other["termination_reason"] = HOSTILE
     out = tmp_path_factory.mktemp("hostile") / "hostile.json"
     out.write_text(json.dumps(data), encoding="utf-8")
     return out

@@ -229,6 +229,12 @@ def test_a_script_from_a_model_shows_as_text_and_never_runs(
     assert any(script in e.text for e in view.find_elements(By.CSS_SELECTOR, "pre.args"))
     browser.execute_script("location.hash = ''")
     assert HOSTILE in browser.find_element(By.CSS_SELECTOR, ".facts td").text  # the agent row
+    terminations = browser.find_elements(By.CSS_SELECTOR, "table.terminations a")
+    assert HOSTILE in [a.text for a in terminations]
+    options = browser.find_elements(By.CSS_SELECTOR, "#f-termination option")
+    assert HOSTILE in [o.text for o in options]
+    _filter(browser, "f-termination", HOSTILE)
+    assert _visible_rows(browser) == ["0:task-5-trial-0"]
     assert browser.execute_script("return window.__pwned") is None
     assert browser.find_elements(By.TAG_NAME, "img") == []
     _screenshot(browser, tmp_path, "hostile.png")
@@ -308,3 +314,24 @@ def test_the_customer_audits_own_flags_show_on_their_turns(browser: Any, tmp_pat
             for flag in message.find_elements(By.CSS_SELECTOR, ".flag")
         ]
         assert sorted(shown) == sorted((f"m-0-{f['message_index']}", f["kind"]) for f in flags)
+
+
+def test_tool_errors_are_marked_and_a_limit_is_the_cause(browser: Any, tmp_path: Path):
+    from selenium.webdriver.common.by import By
+
+    source = shared_run(TRAJECTORIES / OPENAI)
+    sim = next(
+        s for s in load(source)["simulations"] if s["termination_reason"] == "too_many_errors"
+    )
+    errors = [i for i, m in enumerate(sim["messages"]) if m["role"] == "tool" and m.get("error")]
+    assert len(errors) == 10
+    page = write_report([source], tmp_path / "openai.html")
+    _open(browser, page)
+    _filter(browser, "f-termination", "too_many_errors")
+    assert _visible_rows(browser) == [f"0:{_key(sim)}"]
+    view = _show(browser, _key(sim))
+    marked = view.find_elements(By.CSS_SELECTOR, ".msg.error")
+    assert [m.get_attribute("id") for m in marked] == [f"m-0-{i}" for i in errors]
+    assert all(m.find_element(By.CSS_SELECTOR, ".badge.error").text == "error" for m in marked)
+    cause = view.find_element(By.CSS_SELECTOR, ".cause").text
+    assert cause.startswith("10 tool errors; the run allowed 10 (Simulation terminated prematurely")

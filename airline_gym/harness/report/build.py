@@ -42,6 +42,21 @@ def _base() -> tuple[PristineDB | None, str]:
         return None, f"no airline DB to replay on ({exc})"
 
 
+def _with_limit(entry: JSONObject, info: Mapping[str, object]) -> str:
+    """The recorded cause, plus the limit an episode ran into (``max_steps``/``max_errors``)."""
+    cause = str(entry["grade"]["cause"])
+    reason = entry["termination"]
+    if reason == "too_many_errors":
+        limit = f"{entry['tool_errors']} tool errors; the run allowed {info.get('max_errors', '?')}"
+    elif reason == "max_steps":
+        limit = (
+            f"{len(entry['messages'])} messages; the run allowed {info.get('max_steps', '?')} steps"
+        )
+    else:
+        return cause
+    return f"{limit} ({cause})" if cause else limit
+
+
 def load_run(
     path: str | os.PathLike[str],
     task_id_map: Mapping[str, str] | None = None,
@@ -65,7 +80,9 @@ def load_run(
         reason = why_not or ("" if task else f"no task {sim.get('task_id')!r} in the task set")
         if "messages" not in sim:
             task, reason = None, "the file records no messages for this simulation"
-        entries.append(simulation_entry(sim, simulation_grade(sim, task, base, reason)))
+        entry = simulation_entry(sim, simulation_grade(sim, task, base, reason))
+        entry["grade"]["cause"] = _with_limit(entry, results.info)
+        entries.append(entry)
     overview = run_overview(Path(path).name, results)
     overview["regrade_disagreements"] = sum(
         1
