@@ -31,6 +31,8 @@ def describe_agent(agent: Any) -> JSONObject:
         llm_args: JSONObject = {"temperature": model.temperature}
         if model.api_base:
             llm_args["api_base"] = model.api_base
+        if model.timeout is not None:
+            llm_args["timeout"] = model.timeout
         llm_args.update({k: v for k, v in model.extra.items() if "key" not in k.lower()})
         return {"implementation": "LiteLLMAgent", "llm": agent.model, "llm_args": llm_args}
     model_name = getattr(agent, "model", None)
@@ -101,17 +103,55 @@ def fingerprint(info: Mapping[str, Any]) -> dict[str, Any]:
         "--protocol": info.get("protocol", "gym"),
         "the agent": [agent.get("implementation"), agent.get("llm")],
         "the customer": [user.get("implementation"), user.get("llm")],
+        "the agent's": _sampling(agent.get("llm_args")),
+        "the customer's": _sampling(user.get("llm_args")),
     }
 
 
+#: Request settings that do not change what a model replies (where it is, how often to retry).
+_NOT_SAMPLING = frozenset({"api_base", "max_retries", "num_retries"})
+
+
+def _sampling(llm_args: Any) -> dict[str, Any]:
+    """The settings that shape a model's replies (temperature, max_tokens, timeout, ...)."""
+    if not isinstance(llm_args, Mapping):
+        return {}
+    return {
+        str(k): v for k, v in llm_args.items() if k not in _NOT_SAMPLING and "key" not in k.lower()
+    }
+
+
+def _first_change(before: dict[str, Any], now: dict[str, Any]) -> tuple[str, Any, Any]:
+    """(setting, old value, new value) of the first setting that differs."""
+    name = next(k for k in sorted({*before, *now}) if before.get(k, _UNSET) != now.get(k, _UNSET))
+    return name, before.get(name, _UNSET), now.get(name, _UNSET)
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "unset"
+
+
+_UNSET = _Unset()
+
+
 def check_resumable(path: Path, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-    """Refuse to mix runs: same task set, seed, limits, agent and customer."""
+    """Refuse to mix runs: same task set, seed, limits, agent and customer, and the same
+    sampling settings of each model (temperature, max_tokens, timeout, other llm args)."""
     if "airline_gym_version" not in old:
         raise ConfigError(f"cannot resume {path}: it was not written by airline-gym eval")
     before, now_ = fingerprint(old), fingerprint(new)
     for label, value in now_.items():
-        if before[label] != value:
+        if before[label] == value:
+            continue
+        if label.endswith("'s"):  # model settings: name the one that changed
+            name, was, now = _first_change(before[label], value)
             raise ConfigError(
-                f"cannot resume {path}: it was run with {label} {before[label]!r}, "
-                f"this run has {value!r}"
+                f"cannot resume {path}: it was run with {label} {name} {was!r}, this run has "
+                f"{now!r} (keep --temperature, --max-tokens, --timeout and --llm-args/"
+                "--user-llm-args as they were)"
             )
+        raise ConfigError(
+            f"cannot resume {path}: it was run with {label} {before[label]!r}, "
+            f"this run has {value!r}"
+        )
