@@ -9,6 +9,7 @@ its traceback. Each class also derives from the builtin exception it replaced (`
 
     AirlineGymError
     ├── DataError               domain data missing, unfetchable or corrupt
+    ├── SaveError               a results file or journal could not be written
     ├── LLMError                an LLM call failed for good
     ├── AgentError              the agent could not produce an action
     ├── UserSimulatorError      the customer could not reply
@@ -33,6 +34,7 @@ __all__ = [
     "LLMError",
     "MissingDependencyError",
     "MissingFileError",
+    "SaveError",
     "UnknownIdError",
     "UserSimulatorError",
     "require",
@@ -48,6 +50,11 @@ class AirlineGymError(Exception):
 
 class DataError(AirlineGymError, RuntimeError):
     """The domain data could not be found, fetched or verified; the message says how to fix it."""
+
+
+class SaveError(AirlineGymError, OSError):
+    """A results file or journal could not be written (disk full, read-only, ...); the message
+    names the file and says what is kept."""
 
 
 class LLMError(AirlineGymError, RuntimeError):

@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ from airline_gym.harness.evaluate import (
     evaluate,
     select_task_ids,
 )
+from airline_gym.harness.interrupt import Interrupted
 from airline_gym.harness.results import (
     JSONObject,
     Results,
@@ -300,6 +302,22 @@ def _write_report(out: Path) -> Path:
     return write_report([out], default_output(out))
 
 
+def _check_out(out: Path, resume: bool) -> None:
+    """Refuse an --out that cannot be written or continued, in the CLI's words."""
+    if out.is_dir():
+        raise ConfigError(f"--out {out} is a directory: give a results file path")
+    if resume:
+        return
+    if out.exists():
+        raise ConfigError(f"{out} exists: pass --resume to continue it, or choose another --out")
+    journal = out.with_name(out.name + ".journal")
+    if journal.exists():
+        raise ConfigError(
+            f"{out} has an unfinished run ({journal.name}): pass --resume to continue it, "
+            "or choose another --out"
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym eval``."""
     config = _config(args)
@@ -321,8 +339,7 @@ def run(args: argparse.Namespace) -> int:
         )
         probe.user.check_ready()
     out = Path(args.out) if args.out else _default_out(args, config)
-    if out.exists() and not args.resume:
-        raise ConfigError(f"{out} exists: pass --resume to continue it, or choose another --out")
+    _check_out(out, args.resume)
     ran = 0
     display = _ProgressDisplay()
 
@@ -343,6 +360,15 @@ def run(args: argparse.Namespace) -> int:
             retry_errors=args.retry_errors,
             progress=progress,
         )
+    except Interrupted as stop:
+        display.close(stop)
+        done = f"{stop.saved} of {stop.total} simulations"
+        if stop.saved:
+            done += f" saved in {stop.journal}; run the same command with --resume to play the rest"
+        else:
+            done += " saved (nothing to resume)"
+        print(f"interrupted: {done}", file=sys.stderr)
+        return 130
     except BaseException as exc:
         display.close(exc)
         raise

@@ -25,7 +25,6 @@ import os
 import random
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,9 @@ from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, TaskSet, load_task_set, task_key
 from airline_gym.domain.user_audit import audit_conversation
 from airline_gym.errors import ConfigError, UnknownIdError
+from airline_gym.harness.interrupt import Interrupted
 from airline_gym.harness.journal import RunFile
+from airline_gym.harness.play_jobs import play_jobs
 from airline_gym.harness.results import (
     JSONObject,
     Results,
@@ -44,7 +45,7 @@ from airline_gym.harness.results import (
     task_sort_key,
 )
 from airline_gym.harness.run_info import check_resumable, describe_agent, run_info
-from airline_gym.harness.runner import EpisodeResult, arun_episode, arun_pool, run_episode
+from airline_gym.harness.runner import EpisodeResult, arun_episode, run_episode
 from airline_gym.harness.user_audit import USER_AUDIT_KEY
 from airline_gym.llm.reply_cache import ReplyCache, open_reply_cache
 
@@ -192,12 +193,12 @@ def _open_run(
     if not resume:
         if store.path.exists():
             raise ConfigError(
-                f"{store.path} exists: pass --resume to continue it, or choose another --out"
+                f"{store.path} exists: pass resume=True to continue it, or choose another out"
             )
         if store.journal.exists():
             raise ConfigError(
-                f"{store.path} has an unfinished run ({store.journal.name}): pass --resume to "
-                "continue it, or choose another --out"
+                f"{store.path} has an unfinished run ({store.journal.name}): pass resume=True "
+                "to continue it, or choose another out"
             )
         return fresh, False
     old = store.load()
@@ -337,10 +338,19 @@ class _Run:
         total = len(self.results.simulations) + len(todo)
         if self.progress is not None:
             self.progress(None, len(self.results.simulations), total, self.results)
+
+        def ended(sim: JSONObject) -> None:
+            self.finished(sim, total)
+
+        concurrency = self.config.concurrency
         if _never_blocks(agent) and not _in_event_loop():
-            asyncio.run(self._play_async(todo, total))
+            make_env = self.config.make_env
+            stopped = play_jobs(todo, concurrency, ended, aplay=self.aone, make_env=make_env)
         else:
-            self._play_threads(todo, total)
+            stopped = play_jobs(todo, concurrency, ended, play=self.one)
+        if stopped:
+            journal = None if self.store is None else self.store.journal
+            raise Interrupted(len(self.results.simulations), total, journal)
         order = {t: i for i, t in enumerate(self.ids)}
 
         def key(sim: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -363,26 +373,3 @@ class _Run:
             name: int(before.get(name, 0)) + now[name] - self.cache_start[name]
             for name in ("hits", "misses")
         }
-
-    async def _play_async(self, todo: list[tuple[str, int]], total: int) -> None:
-        def ended(index: int, sim: JSONObject) -> None:
-            self.finished(sim, total)
-
-        await arun_pool(self.config.make_env, todo, self.aone, self.config.concurrency, ended)
-
-    def _play_threads(self, todo: list[tuple[str, int]], total: int) -> None:
-        limit = self.config.concurrency
-        with ThreadPoolExecutor(max_workers=limit) as pool:
-            pending: set[Future[JSONObject]] = set()
-            todo.reverse()
-            try:
-                while todo or pending:
-                    while todo and len(pending) < limit:
-                        pending.add(pool.submit(self.one, *todo.pop()))
-                    ended, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for future in ended:
-                        self.finished(future.result(), total)
-            except BaseException:
-                for future in pending:
-                    future.cancel()
-                raise

@@ -7,20 +7,29 @@ saving costs the same for the 10th and the 10,000th simulation. At the end the r
 A killed run leaves the journal (and, when it was resuming, the previous ``OUT``); ``--resume``
 reads both. A torn last journal line (the process died mid-write) is ignored.
 
-Only one run may write ``OUT`` at a time: a lock on the hidden file ``.OUT.lock`` (the
-``filelock`` package: cross-platform) is held from before the "does it exist" check to the
-end; a second run on the same ``OUT`` is refused at once with one line.
+Only one run may write ``OUT`` at a time: a lock (the ``filelock`` package: cross-platform) is
+held from before the "does it exist" check to the end; a second run on the same ``OUT`` is
+refused at once with one line. The lock file lives in the user's cache folder (``locks/``,
+named after ``OUT``'s real path), so nothing is left beside ``OUT``.
+
+``OUT`` may be a symbolic link: the file it points to is written (atomically) and the link
+stays. A file system that refuses a write (disk full, read-only, a directory where a file
+should be) is one line (:class:`~airline_gym.errors.SaveError` or ``ConfigError``) and loses
+nothing already saved. A run that fails before it saved anything removes the journal it made.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from filelock import FileLock, Timeout
 
-from airline_gym.errors import ConfigError
+from airline_gym.errors import ConfigError, SaveError
 from airline_gym.harness.results import JSONObject, Results, encode, parse_json, write_atomic
 from airline_gym.harness.results.io import check_simulation
 
@@ -31,29 +40,46 @@ class RunFile:
     """The results file ``path`` of one run: use as a context manager (it holds the lock)."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        given = Path(path)
+        self.path = Path(os.path.realpath(given)) if given.is_symlink() else given
         self.journal = self.path.with_name(self.path.name + ".journal")
-        self._lock = FileLock(str(self.path.with_name(f".{self.path.name}.lock")), timeout=0)
+        self._lock = FileLock(str(_lock_path(self.path)), timeout=0)
         self._file: IO[str] | None = None
         self._valid_size: int | None = None
+        self._saved_lines = 0  # simulations this run appended to the journal
+        self._made_journal = False
 
     def __enter__(self) -> RunFile:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.is_dir():
+            raise ConfigError(f"{self.path} is a directory: give a results file path")
         try:
-            self._lock.acquire()
-        except Timeout:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file where a folder should be, no permission, ...
             raise ConfigError(
-                f"{self.path} is being written by another run; wait for it to finish "
-                "or choose another --out"
+                f"cannot create the folder {self.path.parent}: {exc.strerror}"
             ) from None
+        if self.journal.exists() and not self.journal.is_file():
+            raise ConfigError(f"{self.journal} is not a file: remove it, or choose another out")
+        with _saving(self._lock.lock_file, "create the lock"):
+            Path(self._lock.lock_file).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self._lock.acquire()
+            except Timeout:
+                raise ConfigError(
+                    f"{self.path} is being written by another run; wait for it to finish "
+                    "or choose another results file"
+                ) from None
         for stale in self.path.parent.glob(f".{self.path.name}.*.tmp"):  # killed saves
             stale.unlink(missing_ok=True)
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
         if self._file is not None:
-            self._file.close()
+            with contextlib.suppress(OSError):  # e.g. a full disk refuses the last flush
+                self._file.close()
             self._file = None
+        if exc_type is not None and self._made_journal and not self._saved_lines:
+            self.journal.unlink(missing_ok=True)  # failed before any episode was saved
         self._lock.release()
 
     def exists(self) -> bool:
@@ -102,31 +128,63 @@ class RunFile:
 
     def start(self, results: Results, resume: bool) -> None:
         """Open the journal for appending (a new one holds ``results``' header first)."""
-        if resume and self.journal.exists() and self._valid_size != 0:
-            if self._valid_size is not None:  # cut a torn last line before appending
-                os.truncate(self.journal, self._valid_size)
-            self._file = open(self.journal, "a", encoding="utf-8")  # noqa: SIM115
-            return
-        self._file = open(self.journal, "w", encoding="utf-8")  # noqa: SIM115
-        self._file.write(encode(results.header()) + "\n")
-        self._file.flush()
+        with _saving(self.journal, "start the journal"):
+            if resume and self.journal.exists() and self._valid_size != 0:
+                if self._valid_size is not None:  # cut a torn last line before appending
+                    os.truncate(self.journal, self._valid_size)
+                self._file = open(self.journal, "a", encoding="utf-8")  # noqa: SIM115
+                return
+            self._made_journal = True
+            self._file = open(self.journal, "w", encoding="utf-8")  # noqa: SIM115
+            self._file.write(encode(results.header()) + "\n")
+            self._file.flush()
 
     def append_line(self, line: str) -> None:
         """Journal one finished simulation, given as :func:`encode` made it (one line, flushed:
         a kill loses nothing written before it)."""
         assert self._file is not None, "call start() first"
-        self._file.write(line + "\n")
-        self._file.flush()
+        with _saving(self.journal, "journal a simulation", self):
+            self._file.write(line + "\n")
+            self._file.flush()
+        self._saved_lines += 1
 
     def finish(self, results: Results, lines: dict[int, str] | None = None) -> None:
         """Write the final results file at once, then drop the journal."""
         cache = lines or {}
         sims = [cache.get(id(s)) or encode(s) for s in results.simulations]
-        write_atomic(self.path, results.header(), sims)
+        with _saving(self.path, "write the results file", self):
+            write_atomic(self.path, results.header(), sims)
         if self._file is not None:
             self._file.close()
             self._file = None
         self.journal.unlink(missing_ok=True)
+
+    def kept(self) -> str:
+        """What is safe on disk, for an error message."""
+        if self._saved_lines or not self._made_journal:
+            return f"the simulations saved so far are in {self.journal}: resume to play the rest"
+        return "no simulation had been saved"
+
+
+def _lock_path(path: Path) -> Path:
+    """The lock file of results file ``path``: in the user's cache, named after its real path."""
+    from airline_gym.data import cache_dir
+
+    digest = hashlib.sha256(os.path.realpath(path).encode("utf-8", "surrogatepass")).hexdigest()
+    return cache_dir().parent / "locks" / f"{path.name[:40]}-{digest[:16]}.lock"
+
+
+@contextlib.contextmanager
+def _saving(
+    path: str | os.PathLike[str], doing: str, store: RunFile | None = None
+) -> Iterator[None]:
+    """A refused write is one line naming the file, the error and what is kept."""
+    try:
+        yield
+    except OSError as exc:
+        kept = f"; {store.kept()}" if store is not None else ""
+        reason = exc.strerror or type(exc).__name__
+        raise SaveError(f"cannot {doing} ({path}): {reason}{kept}") from None
 
 
 def _key(sim: Any) -> tuple[str, int]:

@@ -227,7 +227,8 @@ def test_two_eval_processes_on_one_out_never_duplicate_simulations(tmp_path):
             second = _cli(*args, *extra)
             assert second.returncode == 2 and "Traceback" not in second.stderr
             assert len(second.stderr.strip().splitlines()) == 1
-            assert "being written by another run" in second.stderr or "exists" in second.stderr
+            refusals = ("being written by another run", "exists", "has an unfinished run")
+            assert any(reason in second.stderr for reason in refusals), second.stderr
         release.touch()
         _, err = first.communicate(timeout=240)
     finally:
@@ -242,6 +243,6 @@ def test_an_unfinished_run_is_not_overwritten_without_resume(tmp_path):
     out = tmp_path / "run.json"
     journal = out.with_name("run.json.journal")
     journal.write_text('{"info": {}}\n', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"unfinished run \(run.json.journal\): pass --resume"):
+    with pytest.raises(ValueError, match=r"unfinished run \(run.json.journal\): pass resume=True"):
         evaluate("noop", EvalConfig(task_ids=["0"]), out=out)
     assert journal.read_text(encoding="utf-8") == '{"info": {}}\n' and not out.exists()
