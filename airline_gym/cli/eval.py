@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from airline_gym.agents import BUILTIN_AGENTS, LiteLLMAgent
+from airline_gym.cli.eval_out import check_out, interrupted_line
 from airline_gym.cli.options import add_customer_arguments, local_api_key
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
 from airline_gym.errors import AgentError, ConfigError, require
@@ -302,22 +303,6 @@ def _write_report(out: Path) -> Path:
     return write_report([out], default_output(out))
 
 
-def _check_out(out: Path, resume: bool) -> None:
-    """Refuse an --out that cannot be written or continued, in the CLI's words."""
-    if out.is_dir():
-        raise ConfigError(f"--out {out} is a directory: give a results file path")
-    if resume:
-        return
-    if out.exists():
-        raise ConfigError(f"{out} exists: pass --resume to continue it, or choose another --out")
-    journal = out.with_name(out.name + ".journal")
-    if journal.exists():
-        raise ConfigError(
-            f"{out} has an unfinished run ({journal.name}): pass --resume to continue it, "
-            "or choose another --out"
-        )
-
-
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym eval``."""
     config = _config(args)
@@ -339,7 +324,7 @@ def run(args: argparse.Namespace) -> int:
         )
         probe.user.check_ready()
     out = Path(args.out) if args.out else _default_out(args, config)
-    _check_out(out, args.resume)
+    check_out(out, args.resume)
     ran = 0
     display = _ProgressDisplay()
 
@@ -362,12 +347,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except Interrupted as stop:
         display.close(stop)
-        done = f"{stop.saved} of {stop.total} simulations"
-        if stop.saved:
-            done += f" saved in {stop.journal}; run the same command with --resume to play the rest"
-        else:
-            done += " saved (nothing to resume)"
-        print(f"interrupted: {done}", file=sys.stderr)
+        print(interrupted_line(stop), file=sys.stderr)
         return 130
     except BaseException as exc:
         display.close(exc)
