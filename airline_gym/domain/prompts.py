@@ -38,10 +38,15 @@ def policy(data_dir: str | os.PathLike[str] | None = None) -> str:
 def agent_system_prompt(data_dir: str | os.PathLike[str] | None = None) -> str:
     """The reference agent's system prompt: its instruction block plus the policy."""
     files = data_files(data_dir)
-    instruction = _read(str(files.agent_instruction))
+    return _agent_system_prompt(str(files.agent_instruction), str(files.policy))
+
+
+@cache
+def _agent_system_prompt(instruction_path: str, policy_path: str) -> str:
+    # one string per data folder, shared by every env (it is ~8 KiB)
     return (
-        f"<instructions>\n{instruction}\n</instructions>\n"
-        f"<policy>\n{_read(str(files.policy))}\n</policy>"
+        f"<instructions>\n{_read(instruction_path)}\n</instructions>\n"
+        f"<policy>\n{_read(policy_path)}\n</policy>"
     )
 
 

@@ -6,7 +6,6 @@ import logging
 import math
 import numbers
 import os
-import pickle
 from typing import Any
 
 import gymnasium as gym
@@ -16,9 +15,10 @@ from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, 
 from airline_gym.domain.prompts import agent_system_prompt
 from airline_gym.domain.task_checks import check_gradable
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, TaskSet, load_task_set, task_key
+from airline_gym.env.copy_on_read import CopyOnRead, Shared
 from airline_gym.env.episode import Episode, Message
 from airline_gym.env.protocols import GYM, Protocol, get_protocol
-from airline_gym.env.render import transcript
+from airline_gym.env.render import print_new, transcript
 from airline_gym.env.rewards import RewardConfig
 from airline_gym.env.spaces import AssistantMessageSpace, MessageListSpace
 from airline_gym.errors import ConfigError
@@ -179,12 +179,14 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             self.user.cache = open_reply_cache(user_cache)
         self.base = load_pristine(None if data_dir is None else _db_path(data_dir))
         self.system_prompt = agent_system_prompt(data_dir)
-        self._tools_blob = self.protocol.tools_blob(data_dir)
-        self.tools = pickle.loads(self._tools_blob)
+        self._system_message = Shared(role="system", content=self.system_prompt)
+        # one copy of the tools per process and protocol; every list handed out copies on read
+        self._shared_tools = self.protocol.shared_tools(data_dir)
+        self.tools = CopyOnRead.of(self._shared_tools)
         self.action_space = AssistantMessageSpace(self.tools)
-        self._episode_tools: list[dict[str, Any]] = []
         self.observation_space = MessageListSpace()
         self.episode: Episode | None = None
+        self._rendered = 0  # messages of the episode already printed by render_mode="human"
 
     # --- gymnasium API -------------------------------------------------------------------------
     def reset(
@@ -192,14 +194,16 @@ class AirlineEnv(gym.Env[list[Message], Any]):
     ) -> tuple[list[Message], dict[str, Any]]:
         """Start an episode; ``options={"task": id}`` picks the task for this episode."""
         episode = self._new_episode(seed, options)
-        return episode.start(), self._reset_info()
+        observation = episode.start()
+        return observation, self._reset_info()
 
     async def areset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[list[Message], dict[str, Any]]:
         """Async :meth:`reset`: awaits the customer's opening message instead of blocking."""
         episode = self._new_episode(seed, options)
-        return await episode.astart(), self._reset_info()
+        observation = await episode.astart()
+        return observation, self._reset_info()
 
     def step(self, action: Any) -> tuple[list[Message], float, bool, bool, dict[str, Any]]:
         """Apply one agent message; see the module docstring for the contract."""
@@ -230,15 +234,14 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         return self._after_step([], errors_before)
 
     def render(self) -> str | None:
-        """The transcript so far ("ansi" returns it; "human" prints it with colour)."""
-        if self.episode is None:
-            return None if self.render_mode == "human" else ""
-        text = transcript(self.episode.messages, colour=self.render_mode == "human")
+        """ "ansi": the transcript so far, as text. "human": prints what is new since the last
+        render (called by ``reset`` and ``step``), coloured only on a terminal without
+        ``NO_COLOR``."""
         if self.render_mode == "human":
-            # lone surrogates (possible in agent text) cannot be encoded: escape them
-            print(text.encode("utf-8", "backslashreplace").decode("utf-8") + "\n" + "-" * 40)
+            if self.episode is not None:
+                self._rendered = print_new(self.episode, self._rendered)
             return None
-        return text
+        return "" if self.episode is None else transcript(self.episode.messages)
 
     # --- helpers --------------------------------------------------------------------------------
     def _new_episode(self, seed: int | None, options: dict[str, Any] | None) -> Episode:
@@ -247,9 +250,15 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             raise ConfigError(
                 f"unknown reset option(s) {', '.join(unknown)}; known: {', '.join(RESET_OPTIONS)}"
             )
-        super().reset(seed=seed)
-        task = self._choose_task(options)
+        # everything that can refuse the call comes before the RNG is reseeded: a refused
+        # reset changes nothing (the next random draws are the same as without it)
+        task = self._requested_task(options)
         self.user.check_ready()
+        super().reset(seed=seed)
+        if task is None:
+            task = self.task_set[
+                self._split_ids[int(self.np_random.integers(len(self._split_ids)))]
+            ]
         user_seed = int(self.np_random.integers(2**31 - 1))
         if self.protocol.seed_is_user_seed and seed is not None:
             user_seed = seed  # tau2 run: the trial's seed goes to the customer's LLM as is
@@ -261,12 +270,14 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             self.max_steps,
             self.max_errors,
             protocol=self.protocol,
+            system_message=self._system_message,
         )
-        # each episode's infos get their own copy: an edit reaches no other env and no cache
-        self._episode_tools = pickle.loads(self._tools_blob)
         return self.episode
 
     def _reset_info(self) -> dict[str, Any]:
+        self._rendered = 0
+        if self.render_mode == "human":
+            self.render()
         info = self._info()
         if self.episode is not None and self.episode.done:  # e.g. the customer LLM failed
             info["reward_info"] = self.episode.grade().to_dict()
@@ -308,23 +319,22 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             self.render()
         return observation, float(reward), terminated, truncated, info
 
-    def _choose_task(self, options: dict[str, Any] | None) -> Task:
+    def _requested_task(self, options: dict[str, Any] | None) -> Task | None:
+        """The task asked for by ``options`` or the env's ``task``; None: draw one."""
         if options and options.get("task") is not None:
             return self.task_set[task_key(options["task"])]
         if self.fixed_task is not None:
             return self.task_set[self.fixed_task]
-        return self.task_set[self._split_ids[int(self.np_random.integers(len(self._split_ids)))]]
+        return None
 
     def _info(self) -> dict[str, Any]:
         episode = self.episode
         assert episode is not None
         info: dict[str, Any] = {
             "task_id": episode.task.id,
-            "messages": [
-                {"role": "system", "content": self.system_prompt},
-                *episode.public_history(),
-            ],
-            "tools": list(self._episode_tools),
+            # O(1) per step: items are copied when the caller reads them (copy_on_read)
+            "messages": episode.agent_view(),
+            "tools": CopyOnRead.of(self._shared_tools),
             "system_prompt": self.system_prompt,
             "protocol": self.protocol.name,
             "step_count": episode.step_count,

@@ -17,7 +17,6 @@ history the agent is shown (:meth:`Episode.public_history`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +34,7 @@ from airline_gym.domain.prompts import GREETING, STOP, is_user_stop
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
 from airline_gym.env.actions import DONE_TOOL, ActionError, AgentMessage, parse_action
+from airline_gym.env.copy_on_read import CopyOnRead, Shared
 from airline_gym.env.protocols import GYM, Protocol, get_protocol
 from airline_gym.users.base import Dialogue, UserSimulator, UserSimulatorError
 
@@ -58,7 +58,9 @@ class Episode:
     protocol: Protocol = field(default_factory=lambda: get_protocol(GYM))
     _ids: Any = field(default_factory=lambda: itertools.count(), repr=False)
     _seen: int = 0
-    _public: list[Message] = field(default_factory=list, repr=False)
+    system_message: Shared | None = None
+    _public: list[Shared] = field(default_factory=list, repr=False)
+    _dialogue: Dialogue = field(default_factory=list, repr=False)
 
     @property
     def done(self) -> bool:
@@ -69,13 +71,12 @@ class Episode:
         return f"call_{next(self._ids)}"
 
     def dialogue(self) -> Dialogue:
-        """What the user has seen so far (agent text messages and its own turns)."""
-        return [
-            {"role": m["role"], "content": m["content"]}
-            for m in self.messages
-            if (m["role"] == "user" or (m["role"] == "assistant" and not m.get("tool_calls")))
-            and m.get("content") is not None
-        ]
+        """What the user has seen so far (agent text messages and its own turns).
+
+        A new list each call (its dicts are kept as the dialogue grows, so asking costs no
+        copy of the history's texts).
+        """
+        return list(self._dialogue)
 
     def take_new_messages(self) -> list[Message]:
         """Messages added since the last call (the agent's observation)."""
@@ -104,7 +105,8 @@ class Episode:
 
     def begin(self) -> bool:
         """Add the greeting; returns True (the user speaks first)."""
-        self.messages, self._public = [], []
+        self.messages, self._dialogue = [], []
+        self._public = [] if self.system_message is None else [self.system_message]
         self._add({"role": "assistant", "content": GREETING})
         self._seen = 1
         return True
@@ -198,14 +200,31 @@ class Episode:
         return grade(self.task, self.db, self.transcript(), self.termination_reason or "")
 
     def _add(self, message: Message) -> None:
+        """Append to the history; each message is copied once, here, for the agent's view."""
         self.messages.append(message)
-        if message["role"] != "system":
-            protocol = self.protocol
-            self._public.append(protocol.public(message) if protocol.reference_history else message)
+        role = message["role"]
+        if role == "system":
+            return
+        if self.protocol.reference_history:
+            self._public.append(Shared(self.protocol.public(message)))  # built afresh
+        else:
+            self._public.append(Shared(clone(message) if "tool_calls" in message else message))
+        if message.get("content") is not None and (
+            role == "user" or (role == "assistant" and not message.get("tool_calls"))
+        ):
+            self._dialogue.append({"role": role, "content": message["content"]})
 
-    def public_history(self) -> Iterator[Message]:
-        """Fresh copies of the transcript's messages: editing them changes nothing here."""
-        return (clone(m) if "tool_calls" in m else dict(m) for m in self._public)
+    def agent_view(self) -> CopyOnRead:
+        """``system_message`` (if any) and the history as the agent is shown it.
+
+        One pointer copy of the list: each message is copied when it is read, so editing the
+        result changes nothing here and building it copies no message.
+        """
+        return CopyOnRead(self._public)
+
+    def public_history(self) -> CopyOnRead:
+        """:meth:`agent_view` without the system message."""
+        return CopyOnRead(self._public[self.system_message is not None :])
 
     def transcript(self) -> list[Message]:
         """The history without our error notes (what the reference trajectory would hold)."""

@@ -21,6 +21,7 @@ Both send a tool-call-looking string that does not parse to the tools as an erro
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import pickle
@@ -29,6 +30,7 @@ from typing import Any
 
 from airline_gym.domain.reference_texts import reference_texts
 from airline_gym.domain.schemas import JSONSchema, tools_blob
+from airline_gym.env.copy_on_read import Shared
 from airline_gym.errors import ConfigError
 
 GYM = "gym"
@@ -57,6 +59,11 @@ class Protocol:
         """The tools array, pickled (immutable, shared; ``pickle.loads`` gives a fresh copy)."""
         return tools_blob(reference_texts(data_dir), self.offers_done)
 
+    def shared_tools(self, data_dir: str | os.PathLike[str] | None = None) -> tuple[Shared, ...]:
+        """The tools array, one copy per process: never hand it out except through a
+        :class:`~airline_gym.env.copy_on_read.CopyOnRead` list."""
+        return _shared_tools(self.tools_blob(data_dir))
+
     def public(self, message: Message) -> Message:
         """The form of a history message in ``info["messages"]`` (a new dict)."""
         if not self.reference_history:
@@ -76,6 +83,11 @@ class Protocol:
                 "tool_call_id": message["tool_call_id"],
             }
         return {"role": role, "content": message.get("content")}
+
+
+@functools.cache
+def _shared_tools(blob: bytes) -> tuple[Shared, ...]:
+    return tuple(Shared(tool) for tool in pickle.loads(blob))
 
 
 def _reference_call(call: dict[str, Any]) -> dict[str, Any]:

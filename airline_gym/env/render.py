@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+import os
+import sys
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from airline_gym.env.episode import Episode
 
 _COLOURS = {"assistant": "\033[36m", "user": "\033[33m", "tool": "\033[90m", "system": "\033[31m"}
 _RESET = "\033[0m"
@@ -48,3 +53,34 @@ def transcript(
                 text = text + _RESET
             lines.append(label + text)
     return "\n".join(lines)
+
+
+def wants_colour(stream: TextIO) -> bool:
+    """Colour only on a terminal, and never with ``NO_COLOR`` set (https://no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
+def print_new(episode: Episode, already: int, stream: TextIO | None = None) -> int:
+    """Print the episode's messages after the first ``already`` (and how it ended, once it
+    has); returns how many are printed now in all. Each message is printed once."""
+    out = stream if stream is not None else sys.stdout
+    messages = episode.messages
+    lines = []
+    if already == 0:
+        lines.append(f"--- task {episode.task.id} ---")
+    new = messages[already:]
+    if new:
+        lines.append(transcript(new, colour=wants_colour(out)))
+    if episode.done and (new or already == 0):
+        lines.append(f"--- ended: {episode.termination_reason} ---")
+    if lines:
+        # lone surrogates (possible in agent text) cannot be encoded: escape them
+        text = "\n".join(lines)
+        print(text.encode("utf-8", "backslashreplace").decode("utf-8"), file=out)
+    return len(messages)

@@ -18,6 +18,7 @@ import numpy as np
 
 from airline_gym.domain.schemas import done_schema, tool_schemas
 from airline_gym.env.actions import ActionError, parse_action
+from airline_gym.env.copy_on_read import CopyOnRead
 
 OBSERVATION_ROLES = ("user", "tool", "system")
 _WORDS = (
@@ -84,7 +85,8 @@ class AssistantMessageSpace(gym.Space[Any]):
 
     def __init__(self, tools: Sequence[dict[str, Any]] | None = None, seed: int | None = None):
         super().__init__(shape=None, dtype=None, seed=seed)
-        self.tools = list(tools) if tools is not None else [*tool_schemas(), done_schema()]
+        # a CopyOnRead list (the env's tools) is shared unread: the space costs no copy of them
+        self.tools = CopyOnRead.of(tools) if tools is not None else [*tool_schemas(), done_schema()]
 
     @property
     def is_np_flattenable(self) -> bool:

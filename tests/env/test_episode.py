@@ -144,6 +144,6 @@ def test_abort_keeps_an_earlier_ending_and_the_history_is_a_copy(tau2_tasks: Any
     assert (ep.termination_reason, ep.error_detail) == ("agent_error", "the model timed out")
     with pytest.raises(RuntimeError, match="episode is over"):
         ep.act(text("late"))
-    history = list(ep.public_history())
+    history = ep.public_history()
     history[0]["content"] = "edited"
-    assert next(ep.public_history())["content"] == GREETING
+    assert ep.public_history()[0]["content"] == GREETING
