@@ -152,8 +152,15 @@ def _tool_method(function: JSONSchema) -> Callable[..., str]:
     def method(self: AirlineToolEnv, *args: Any, **kwargs: Any) -> str:
         # positional arguments follow the signature; wrong names or types go to the env as they
         # are, which answers with the tool's own error message
+        if len(args) > len(hints):
+            raise TypeError(
+                f"{name}() takes {len(hints)} positional argument(s) "
+                f"({', '.join(hints) or 'none'}) but {len(args)} were given"
+            )
         for key, value in zip(hints, args, strict=False):
-            kwargs.setdefault(key, value)
+            if key in kwargs:
+                raise TypeError(f"{name}() got multiple values for argument {key!r}")
+            kwargs[key] = value
         return self._call_tool(name, kwargs)
 
     method.__name__ = name
@@ -230,7 +237,12 @@ class AirlineToolEnv:
         replies = [m["content"] for m in observation if m.get("role") == "user"]
         if replies:
             return "\n".join(replies)
-        return "(The conversation is over.)"
+        # no reply: the env refused the message (empty, not text, too long: its own words say
+        # why, and it counted an error) and/or the episode has just ended
+        said = [m["content"] for m in observation if m.get("role") == "system"]
+        if self._over:
+            said.append(f"(The conversation is over: {self.info.get('termination_reason')}.)")
+        return "\n".join(said) or "(The customer did not reply.)"
 
     def get_reward(self) -> float:
         """The episode's reward: its grade once it has ended, 0 while it is still running."""
