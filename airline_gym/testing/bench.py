@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import statistics
 import time
 import tracemalloc
 
@@ -20,7 +19,12 @@ from airline_gym.domain.grading import grade
 from airline_gym.domain.tasks import Task, load_task_set
 from airline_gym.domain.toolbox import execute
 from airline_gym.errors import ConfigError
-from airline_gym.testing.bench_common import SAMPLE_BOOKING, gold_episode, median_seconds
+from airline_gym.testing.bench_common import (
+    SAMPLE_BOOKING,
+    gold_episode,
+    median_seconds,
+    step_at_depth,
+)
 
 
 def memory_per_episode(tasks: list[Task], base: PristineDB, episodes: int) -> float:
@@ -95,12 +99,14 @@ def env_figures(repeat: int, episodes: int = 200, live_envs: int = 1000) -> dict
     env.reset(seed=0)
     read = tool_call_message("get_reservation_details", {"reservation_id": "FQ8APE"}, "b")
 
-    step_times = []
-    for i in range(repeat):  # a read step early in an episode (reset not timed)
-        env.reset(seed=i)
-        start = time.perf_counter()
-        env.step(read)
-        step_times.append(time.perf_counter() - start)
+    deep = AirlineEnv(user="scripted", task=17, max_steps=10**6)
+    episodes = max(1, min(repeat // 20, 20))
+    steps_at = {  # a read step as the 10th and the 500th of an episode (resets not timed)
+        depth: step_at_depth(
+            lambda: deep.reset(seed=0), lambda: deep.step(read), depth, 20, episodes
+        )
+        for depth in (10, 500)
+    }
 
     airline = env.unwrapped
     assert isinstance(airline, AirlineEnv)
@@ -125,7 +131,8 @@ def env_figures(repeat: int, episodes: int = 200, live_envs: int = 1000) -> dict
     del live
     return {
         "env_reset_s": median_seconds(lambda: env.reset(seed=0), repeat),
-        "env_read_tool_step_s": statistics.median(step_times),
+        "env_read_step_at_step_10_s": steps_at[10],
+        "env_read_step_at_step_500_s": steps_at[500],
         "gold_episodes_per_s": per_second,
         "memory_per_live_env_bytes": per_env,
     }

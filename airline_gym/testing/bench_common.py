@@ -23,6 +23,7 @@ __all__ = [
     "reset_every",
     "retained_per_item",
     "sample_booking",
+    "step_at_depth",
 ]
 
 
@@ -123,3 +124,25 @@ def reset_every(reset: Callable[[], Any], steps: int) -> Callable[[], None]:
         count[0] += 1
 
     return setup
+
+
+def step_at_depth(
+    reset: Callable[[], Any],
+    step: Callable[[], Any],
+    depth: int,
+    window: int = 20,
+    episodes: int = 1,
+) -> float:
+    """Median seconds of one ``step()`` taken as the episode's ``depth``-th to
+    ``depth + window - 1``-th step, over ``episodes`` episodes (resets and the steps before
+    ``depth`` untimed): how a step's cost depends on the history before it."""
+    times = []
+    for _ in range(episodes):
+        reset()
+        for _ in range(depth - 1):
+            step()
+        for _ in range(window):
+            start = time.perf_counter()
+            step()
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)

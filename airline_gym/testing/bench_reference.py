@@ -8,8 +8,9 @@ needs for the same job, and prints medians with the reference/ours ratio:
   episode's thread for up to 1 s on every reset, and that is part of its figure;
 * a fresh episode DB: ``base.fork()`` vs ``get_environment()``;
 * read and write tool calls, at the domain level (``execute`` vs ``Environment.get_response``)
-  and as gym steps (``AirlineEnv.step`` vs ``AgentGymEnv.step``, in episodes reset every 50
-  tool calls: the history, and so the cost of a step, grows with the episode on both sides);
+  and as gym steps (``AirlineEnv.step`` vs ``AgentGymEnv.step``): a read step as the 10th and
+  as the 500th step of an episode (whether a step's cost grows with the history), a write step
+  in episodes reset every 50 tool calls;
 * grading a finished episode: ``grade`` vs ``evaluate_simulation`` on a ``SimulationRun`` built
   from our transcript of the task's gold episode (both must give the same reward);
 * memory per live env (bytes still allocated, traced with tracemalloc in every thread, with N
@@ -33,7 +34,7 @@ from typing import Any
 
 from airline_gym.domain.prompts import GREETING
 from airline_gym.errors import ConfigError
-from airline_gym.testing.bench_common import median, reset_every, retained_per_item
+from airline_gym.testing.bench_common import median, reset_every, retained_per_item, step_at_depth
 from airline_gym.testing.bench_report import (
     Figure,
     checks_ok,
@@ -62,7 +63,8 @@ __all__ = [
 ]
 
 
-EPISODE_TOOL_STEPS = 50  # gym steps are measured in episodes of at most this many tool calls
+EPISODE_TOOL_STEPS = 50  # write steps are measured in episodes of at most this many tool calls
+STEP_DEPTHS = (10, 500)  # read steps are measured at these depths of one episode (--depths)
 
 
 def _tool_message(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:
@@ -82,6 +84,7 @@ def run_vs_reference(
     live_envs: int = 500,
     reference_live_envs: int = 3,
     progress: Callable[[str], None] | None = None,
+    depths: tuple[int, ...] = STEP_DEPTHS,
 ) -> tuple[list[Figure], dict[str, Any]]:
     """Measure both sides; returns the figures and the parity checks made on the way."""
     from airline_gym.domain.database import load_pristine
@@ -156,12 +159,27 @@ def run_vs_reference(
             ref_time = median(lambda _: ref_env.step(ref_action), many, ref_due)
             add(f"{kind} tool step (gym)", ours_time, ref_time, "s", names, (repeat, many))
 
-        step_figure(
-            "read",
-            read_msg,
-            read_tau2,
-            ("AirlineEnv.step(tool call)", "AgentGymEnv.step(tool call)"),
-        )
+        # a read step's cost at two depths of one episode: does it grow with the history?
+        episodes = max(1, min(repeat // 20, 20))
+        for depth in depths:
+            window = min(repeat, 20)
+            add(
+                f"read tool step at step {depth} (gym)",
+                step_at_depth(
+                    lambda: ours_env.reset(seed=0),
+                    lambda: ours_env.step(read_msg),
+                    depth,
+                    window,
+                    episodes,
+                ),
+                step_at_depth(ref_env.reset, lambda: ref_env.step(read_tau2), depth, window),
+                "s",
+                (
+                    f"AirlineEnv.step(tool call) as step {depth}-{depth + window - 1}",
+                    f"AgentGymEnv.step(tool call) as step {depth}-{depth + window - 1}",
+                ),
+                (window * episodes, window),
+            )
         write_names = ("AirlineEnv.step(update_reservation_baggages)", "AgentGymEnv.step(same)")
         step_figure("write", bags_msg, bags_tau2, write_names)
         checks["gym_steps"] = {
@@ -326,6 +344,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--markdown", action="store_true", help="print a markdown table (for a README)"
     )
+    group.add_argument(
+        "--depths",
+        type=_depths,
+        default=STEP_DEPTHS,
+        help="episode steps at which a read step is timed (default 10,500)",
+    )
+
+
+def _depths(text: str) -> tuple[int, ...]:
+    try:
+        depths = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not comma-separated step numbers: {text!r}") from None
+    if not depths or min(depths) < 1:
+        raise argparse.ArgumentTypeError(f"step numbers must be at least 1: {text!r}")
+    return depths
 
 
 def run(args: argparse.Namespace) -> int:
@@ -347,6 +381,7 @@ def run(args: argparse.Namespace) -> int:
             live_envs=args.live_envs,
             reference_live_envs=args.reference_live_envs,
             progress=progress.update,
+            depths=args.depths,
         )
     if args.json:
         payload = {

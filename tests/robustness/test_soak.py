@@ -545,6 +545,8 @@ def test_bench_vs_reference_measures_both_sides() -> None:
         "5",
         "--reference-live-envs",
         "1",
+        "--depths",
+        "10,40",
         "--json",
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -552,7 +554,8 @@ def test_bench_vs_reference_measures_both_sides() -> None:
     names = [f["name"] for f in payload["figures"]]
     assert names == [
         "episode reset",
-        "read tool step (gym)",
+        "read tool step at step 10 (gym)",
+        "read tool step at step 40 (gym)",
         "write tool step (gym)",
         "memory per live env",
         "fresh episode DB",
