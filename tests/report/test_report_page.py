@@ -84,6 +84,11 @@ def test_overview_figures_are_the_files(aide: Path):
     grid = dict(overview["grid"])
     failed = {s["task_id"] for s in results.simulations if s["reward_info"]["reward"] != 1}
     assert {t for t, cells in grid.items() if cells[0][1] is False} == failed
+    customer = [m for s in results.simulations for m in s["messages"] if m["role"] == "user"]
+    assert overview["customer_tokens"] == {
+        key: sum((m.get("usage") or {}).get(key, 0) for m in customer)
+        for key in ("completion_tokens", "prompt_tokens")
+    }
     rows = dict(overview["rows"])
     assert rows["agent"] == "claude-sonnet-4-5 (llm_agent)"
     assert rows["customer"] == "gpt-4.1 (user_simulator)"

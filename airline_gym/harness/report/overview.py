@@ -144,7 +144,13 @@ def run_overview(label: str, results: Results) -> JSONObject:
     }
     errors: Counter[int] = Counter()
     flags: Counter[str] = Counter()
+    customer_tokens: Counter[str] = Counter()
     for sim in results.simulations:
+        for message in sim.get("messages") or []:
+            usage = message.get("usage") if message.get("role") == "user" else None
+            for key, value in (usage if isinstance(usage, Mapping) else {}).items():
+                if key in ("prompt_tokens", "completion_tokens") and isinstance(value, int):
+                    customer_tokens[key] += value
         errors[
             sum(1 for m in sim.get("messages") or [] if m.get("role") == "tool" and m.get("error"))
         ] += 1
@@ -159,4 +165,5 @@ def run_overview(label: str, results: Results) -> JSONObject:
         "grid": task_grid(results),
         "tool_error_counts": sorted(errors.items()),
         "audit_flags": flags.most_common(),
+        "customer_tokens": dict(customer_tokens),
     }
