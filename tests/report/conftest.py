@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from optional_libs import missing
-from report_runs import AIDE, HOSTILE, load, shared_run
+from report_runs import AIDE, HOSTILE, ODD_TASK_ID, load, shared_run
 
 
 @pytest.fixture(scope="session")
@@ -23,7 +23,8 @@ def aide() -> Path:
 @pytest.fixture(scope="session")
 def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The aide run with HOSTILE in an agent reply, a tool argument, a tool result, the run
-    info and task 5's termination reason, and customer-audit flags on task 3's turns."""
+    info and task 5's termination reason, customer-audit flags on task 3's turns, and task 7
+    renamed ODD_TASK_ID."""
     data = load(shared_run(AIDE))
     data["info"]["agent_info"]["llm"] = HOSTILE
     sim = next(s for s in data["simulations"] if s["task_id"] == "3")
@@ -38,6 +39,8 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ]
     other = next(s for s in data["simulations"] if s["task_id"] == "5")
     other["termination_reason"] = HOSTILE
+    odd = next(s for s in data["simulations"] if s["task_id"] == "7")
+    odd["task_id"] = ODD_TASK_ID
     out = tmp_path_factory.mktemp("hostile") / "hostile.json"
     out.write_text(json.dumps(data), encoding="utf-8")
     return out

@@ -18,6 +18,9 @@ TOOLORCHESTRA = "t2old__lb-nvidia-toolorchestra__orchestrator__user-gpt-5.json"
 TASK_ID_FIX = "t2old__lb-nvidia-toolorchestra__task_id_fix.json"
 TAU3 = TRAJECTORIES / "t3new__sierra-pr448__whissle__user-gpt-4o.json"
 
+#: A task id that is awkward in a link: a bad percent-escape, a quote, markup.
+ODD_TASK_ID = 'x%zz "<i>7'
+
 #: What a hostile model writes: neither may ever run in the report.
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 

@@ -12,7 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_runs import HOSTILE, IRONSHELL_GPT, OPENAI, TAU3, TRAJECTORIES, load, shared_run
+from report_runs import (
+    HOSTILE,
+    IRONSHELL_GPT,
+    ODD_TASK_ID,
+    OPENAI,
+    TAU3,
+    TRAJECTORIES,
+    load,
+    shared_run,
+)
 
 from airline_gym.harness.regrade import regrade_file
 from airline_gym.harness.report import write_report
@@ -235,6 +244,9 @@ def test_a_script_from_a_model_shows_as_text_and_never_runs(
     assert HOSTILE in [o.text for o in options]
     _filter(browser, "f-termination", HOSTILE)
     assert _visible_rows(browser) == ["0:task-5-trial-0"]
+    view = _show(browser, f"task-{ODD_TASK_ID}-trial-0")  # its own link opens it
+    assert view.find_element(By.CSS_SELECTOR, ".pane h2").text.startswith(f"task {ODD_TASK_ID},")
+    assert "no task" in view.find_element(By.CSS_SELECTOR, ".grade").text  # not re-graded
     assert browser.execute_script("return window.__pwned") is None
     assert browser.find_elements(By.TAG_NAME, "img") == []
     _screenshot(browser, tmp_path, "hostile.png")

@@ -27,6 +27,16 @@
 
   function simKey(task, trial) { return "task-" + task + "-trial-" + trial; }
 
+  function currentHash() {
+    // the fragment as text (a task id may hold characters that are not valid percent-escapes)
+    var raw = location.hash.slice(1);
+    try { return decodeURIComponent(raw); } catch (e) {
+      return raw.replace(/(%[0-9a-fA-F]{2})+/g, function (run) {
+        try { return decodeURIComponent(run); } catch (e2) { return run; }
+      });
+    }
+  }
+
   function taskOrder(a, b) {
     var na = /^\d+$/.test(a), nb = /^\d+$/.test(b);
     if (na && nb) return Number(a) - Number(b);
@@ -291,7 +301,7 @@
     panes.className = "panes-" + Math.max(1, found.length);
     if (!found.length) return Promise.resolve();
     return Promise.all(found.map(function (f) { return detail(f[0], f[1]); })).then(function (all) {
-      if (location.hash !== "#" + key && decodeURIComponent(location.hash) !== "#" + key) return;
+      if (currentHash() !== key) return;
       panes.replaceChildren.apply(panes, found.map(function (f, n) { return pane(f[0], f[1], all[n]); }));
       view.setAttribute("data-rendered-ms", performance.now().toFixed(1));
       view.setAttribute("data-rendered", key);
@@ -301,7 +311,7 @@
   }
 
   function route() {
-    var hash = decodeURIComponent(location.hash.slice(1));
+    var hash = currentHash();
     var match = /^task-(.+)-trial-(\d+)$/.exec(hash);
     var listView = document.getElementById("list-view");
     var simView = document.getElementById("sim-view");
