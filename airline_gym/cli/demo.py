@@ -36,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--api-key", help="API key for the LLM side(s) (default: from env)")
     parser.add_argument("--seed", type=int, default=0, help="reset seed (default 0)")
     parser.add_argument("--max-steps", type=int, default=200, help="step budget (default 200)")
-    parser.add_argument("--no-colour", action="store_true", help="plain text output")
+    parser.add_argument(
+        "--no-colour", "--no-color", dest="no_colour", action="store_true", help="plain text output"
+    )
 
 
 def _agent(args: argparse.Namespace, env: Any) -> Any:
@@ -67,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
     import airline_gym  # noqa: F401  (registers the envs)
     from airline_gym.agents import AgentError
-    from airline_gym.cli.options import local_api_key
+    from airline_gym.cli.options import check_customer, local_api_key
     from airline_gym.env.airline_env import AirlineEnv
     from airline_gym.env.render import transcript
 
@@ -81,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
             llm_args["api_key"] = key
         user = {"user": "llm", "user_model": args.user_model, "user_llm_args": llm_args}
     env = gym.make("Airline-v0", task=args.task, tasks=args.tasks, max_steps=args.max_steps, **user)
+    check_customer(getattr(env.unwrapped, "user", None), "--api-base", "no --user-model")
     agent = _agent(args, env)
     obs, info = env.reset(seed=args.seed)
     agent.reset(info)

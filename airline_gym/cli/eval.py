@@ -43,7 +43,7 @@ from typing import Any
 
 from airline_gym.agents import BUILTIN_AGENTS, LiteLLMAgent
 from airline_gym.cli.eval_out import check_out, interrupted_line
-from airline_gym.cli.options import add_customer_arguments, local_api_key
+from airline_gym.cli.options import add_customer_arguments, check_customer, local_api_key
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
 from airline_gym.errors import AgentError, ConfigError, require
 from airline_gym.harness.evaluate import (
@@ -322,7 +322,7 @@ def run(args: argparse.Namespace) -> int:
             user_model=config.user_model,
             user_llm_args=config.user_llm_args,
         )
-        probe.user.check_ready()
+        check_customer(probe.user, "--user-api-base")
     out = Path(args.out) if args.out else _default_out(args, config)
     check_out(out, args.resume)
     ran = 0

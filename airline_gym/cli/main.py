@@ -148,8 +148,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script."""
+    parser = build_parser()
+    if not (sys.argv[1:] if argv is None else argv):  # bare `airline-gym`: what it can do
+        parser.print_help()
+        return 2
     try:  # Ctrl-C while a command's modules load: one line, no traceback
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(argv)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

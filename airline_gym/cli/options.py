@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
-__all__ = ["add_customer_arguments", "local_api_key"]
+__all__ = ["add_customer_arguments", "check_customer", "local_api_key"]
 
 
 def local_api_key(model: str, api_base: str | None, api_key: str | None) -> str | None:
@@ -28,3 +29,21 @@ def add_customer_arguments(
     group.add_argument(
         f"{flag_prefix}api-key", help="API key for the customer's model (default: from env)"
     )
+
+
+def check_customer(user: Any, api_base_flag: str, offline: str = "--user scripted") -> None:
+    """Fail before any episode when the LLM customer has no credentials; the message names this
+    command's flags (``api_base_flag`` for a local server, ``offline`` for the scripted one)."""
+    from airline_gym.llm import check_credentials
+    from airline_gym.users import LLMUser, UserSimulatorError
+
+    if not isinstance(user, LLMUser):
+        return
+    hint = (
+        f"or pass {api_base_flag} URL for a local OpenAI-compatible server, or run offline "
+        f"with {offline}"
+    )
+    model = user.chat_model  # before the first reset: the customer's settings as given
+    problem = check_credentials(user.model, model.api_base, model.api_key, hint)
+    if problem:
+        raise UserSimulatorError(f"the LLM user simulator cannot run: {problem}")

@@ -26,7 +26,7 @@ import re
 import sys
 from typing import Any
 
-from airline_gym.cli.options import add_customer_arguments
+from airline_gym.cli.options import add_customer_arguments, check_customer
 from airline_gym.domain.tasks import DEFAULT_TASK_SET
 from airline_gym.domain.tools import TOOLS
 from airline_gym.env.actions import DONE_TOOL
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         user_llm_args=llm_args,
         max_steps=args.max_steps,
     )
-    env.user.check_ready()
+    check_customer(env.user, "--api-base")
     interactive = sys.stdin.isatty()
     colour = not args.no_colour and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     task = env.task_set[env.fixed_task or args.task]
