@@ -232,3 +232,17 @@ def test_a_heavy_step_does_not_stall_other_sessions_or_health():
     assert heavy_time and heavy_time[0] > 1.5, heavy_time  # the step was heavy...
     assert during >= 3  # ...others were served meanwhile...
     assert max(latencies) < 1.0, sorted(latencies)[-5:]  # ...each in under a second
+
+
+def test_an_llm_customer_answers_from_the_session_thread():
+    """The customer's model is called from each session's own thread (the blocking client)."""
+    from airline_gym.testing.openai_server import OpenAIServer, Reply
+
+    with OpenAIServer(default=Reply("I need to change my flight.")) as llm:
+        options = ["--user-model", "openai/customer", "--user-api-base", llm.base_url]
+        with running_server(*options) as url, Session(url) as session:
+            first = session.ask("reset", {"task": "17", "seed": 0})["data"]["observation"]
+            reply = session.ask("step", {"message": "Hello, how can I help?"})["data"]
+    assert first["messages"][-1] == {"role": "user", "content": "I need to change my flight."}
+    assert reply["observation"]["messages"][-1]["content"] == "I need to change my flight."
+    assert len(llm.requests) == 2  # the opening message and the reply
