@@ -146,7 +146,7 @@ class AirlineEnvServer(HTTPEnvServer):  # type: ignore[misc,unused-ignore]
         while True:
             try:
                 frame = await asyncio.wait_for(websocket.receive(), self.idle_timeout)
-            except TimeoutError:
+            except asyncio.TimeoutError:  # not the builtin before Python 3.11
                 return _error(
                     f"session closed: no message for {self.idle_timeout:g} s "
                     "(airline-gym serve --idle-timeout)",
@@ -189,17 +189,23 @@ class AirlineEnvServer(HTTPEnvServer):  # type: ignore[misc,unused-ignore]
         interval = min(max(self.idle_timeout / 4, 0.05), 5.0)
         while True:
             await asyncio.sleep(interval)
-            now = time.time()
-            async with self._session_lock:
-                idle = [
-                    sid
-                    for sid, info in self._session_info.items()
-                    if sid not in self._websocket_sessions
-                    and now - info.last_activity_at > self.idle_timeout
-                ]
-            for sid in idle:
-                log.info("session %s released after %g s idle", sid, self.idle_timeout)
-                await self._destroy_session(sid)
+            try:
+                await self._release_idle()
+            except Exception:  # the reaper must outlive one failed release
+                log.warning("releasing idle sessions failed (retried)", exc_info=True)
+
+    async def _release_idle(self) -> None:
+        now = time.time()
+        async with self._session_lock:
+            idle = [
+                sid
+                for sid, info in self._session_info.items()
+                if sid not in self._websocket_sessions
+                and now - info.last_activity_at > self.idle_timeout
+            ]
+        for sid in idle:
+            log.info("session %s released after %g s idle", sid, self.idle_timeout)
+            await self._destroy_session(sid)
 
     # --- routes ---------------------------------------------------------------------------
     def register(self, app: FastAPI) -> None:
