@@ -11,13 +11,12 @@ trajectory's reward against the same episode played in process.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from extras import require
+from extras import library_python, require
 
 require("openenv", "fastapi", "uvicorn")  # the server side: airline-gym serve
 
@@ -33,12 +32,7 @@ PYTHON_VAR = "AIRLINE_GYM_ART_PYTHON"
 
 
 def art_python() -> str:
-    given = os.environ.get(PYTHON_VAR)
-    if given:
-        return given
-    if os.environ.get("CI"):
-        raise ImportError(f"CI installs openpipe-art in its own venv, but ${PYTHON_VAR} is unset")
-    pytest.skip(f"needs openpipe-art >= 0.5.23 (Python >= 3.12) in a venv named by ${PYTHON_VAR}")
+    return library_python(PYTHON_VAR, "art", "openpipe-art >= 0.5.23 (Python >= 3.12)")
 
 
 class ArtPolicy:

@@ -11,14 +11,13 @@ Inspect logged against the same episodes played in process.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from extras import library_python
 from scripted_policy import Model, in_process, scripts, text
 
 from airline_gym.domain.prompts import user_system_prompt
@@ -51,15 +50,7 @@ class Server:
 
 
 def inspect_python() -> str:
-    """The Python that has inspect-ai: ``$AIRLINE_GYM_INSPECT_PYTHON``, else this one."""
-    given = os.environ.get(PYTHON_VAR)
-    if given:
-        return given
-    if importlib.util.find_spec("inspect_ai") is not None:
-        return sys.executable
-    if os.environ.get("CI"):
-        raise ImportError(f"CI installs inspect-ai in its own venv, but ${PYTHON_VAR} is not set")
-    pytest.skip(f"needs inspect-ai (here, or a venv named by ${PYTHON_VAR})")
+    return library_python(PYTHON_VAR, "inspect_ai", "inspect-ai")
 
 
 def run_inspect(base_url: str, log_dir: Path) -> dict:

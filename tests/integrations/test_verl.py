@@ -5,14 +5,13 @@ CI builds a venv for verl (``.ci/run``) and names its Python in ``$AIRLINE_GYM_V
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from extras import library_python
 
 pytestmark = pytest.mark.long  # a child interpreter imports the library (a minute or more)
 HERE = Path(__file__).resolve().parent
@@ -21,14 +20,7 @@ CASES = 3  # the tests in verl_cases.py
 
 
 def verl_python() -> str:
-    given = os.environ.get(PYTHON_VAR)
-    if given:
-        return given
-    if importlib.util.find_spec("verl") is not None:
-        return sys.executable
-    if os.environ.get("CI"):
-        raise ImportError(f"CI installs verl in its own venv, but ${PYTHON_VAR} is not set")
-    pytest.skip(f"needs verl (here, or a venv named by ${PYTHON_VAR})")
+    return library_python(PYTHON_VAR, "verl", "verl")
 
 
 def test_verl_agent_loop_cases_pass_with_the_real_verl():
