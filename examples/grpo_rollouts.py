@@ -3,7 +3,7 @@
 This is what a group-based RL trainer runs at every step, with the policy served by any
 OpenAI-compatible endpoint (vLLM, SGLang, Ollama, a hosted API; called through litellm):
 
-1. pick a batch of tasks (``--tasks 17,18`` or ``--split train --batch 4``);
+1. pick a batch of tasks (``--task-ids 17,18`` or ``--split train --batch 4``);
 2. play ``--group-size`` episodes of each task concurrently (``airline_gym.harness.runner``), each
    rollout with its own seed, which also goes to the policy's sampler;
 3. turn the terminal rewards into group-relative advantages (``--advantage grpo``:
@@ -19,7 +19,7 @@ Examples::
 
     # an LLM customer served by another endpoint, RLOO advantages
     python examples/grpo_rollouts.py --model openai/policy --api-base http://localhost:8000/v1 \\
-        --tasks 17,18 --user llm --user-model openai/user \\
+        --task-ids 17,18 --user llm --user-model openai/user \\
         --user-api-base http://localhost:8001/v1 --advantage rloo --out step_0001.jsonl
 
 An episode whose policy call fails for good (after retries) is kept with reward 0 and
@@ -39,12 +39,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from airline_gym.agents import AgentError, LiteLLMAgent
+from airline_gym.agents import LiteLLMAgent
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.env import AirlineEnv
+from airline_gym.errors import AirlineGymError
 from airline_gym.harness.export import group_advantages, write_jsonl
 from airline_gym.harness.runner import EpisodeResult, arun_episode, arun_pool
-from airline_gym.users.base import UserSimulatorError
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -60,10 +60,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--timeout", type=float, help="seconds per LLM request, policy and customer (default: none)"
     )
-    p.add_argument("--tasks", help="comma-separated task ids, e.g. 17,18")
-    p.add_argument("--split", default="train", help="train, test or base (when --tasks is absent)")
+    p.add_argument("--task-ids", help="comma-separated task ids, e.g. 17,18")
+    p.add_argument("--split", default="train", help="train, test or base (without --task-ids)")
     p.add_argument("--batch", type=int, default=4, help="tasks drawn from --split per step")
-    p.add_argument("--task-set", default="tau2", help='"tau2" or a path to a tasks.json')
+    p.add_argument("--tasks", default="tau2", help='"tau2" or a path to a tasks.json')
     p.add_argument("--group-size", type=int, default=4, help="rollouts per task (G)")
     p.add_argument("--advantage", choices=("grpo", "rloo"), default="grpo")
     p.add_argument("--user", choices=("scripted", "llm"), default="scripted", help="the customer")
@@ -81,10 +81,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def pick_tasks(args: argparse.Namespace) -> list[str]:
-    """The batch: ``--tasks`` as given, else ``--batch`` distinct tasks of ``--split``."""
-    task_set = load_task_set(args.task_set)
-    if args.tasks:
-        ids = [task_set[t.strip()].id for t in args.tasks.split(",") if t.strip()]
+    """The batch: ``--task-ids`` as given, else ``--batch`` distinct tasks of ``--split``."""
+    task_set = load_task_set(args.tasks)
+    if args.task_ids:
+        ids = [task_set[t.strip()].id for t in args.task_ids.split(",") if t.strip()]
         return list(dict.fromkeys(ids))  # one group per task
     ids = [t.id for t in task_set.split(args.split)]
     return random.Random(args.seed).sample(ids, min(args.batch, len(ids)))
@@ -93,7 +93,7 @@ def pick_tasks(args: argparse.Namespace) -> list[str]:
 def env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """Plain-data AirlineEnv arguments for the chosen customer."""
     kwargs: dict[str, Any] = {
-        "tasks": args.task_set,
+        "tasks": args.tasks,
         "user": args.user,
         "max_steps": args.max_steps,
     }
@@ -182,13 +182,13 @@ def report_failures(results: Sequence[EpisodeResult]) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one rollout step; returns the exit status."""
     args = parse_args(argv)
-    tasks = pick_tasks(args)
-    make_agent = make_policy(args)
-    kwargs = env_kwargs(args)
-    try:  # fail fast, before any request, when the policy or the customer lacks credentials
+    try:  # bad input, or credentials missing: one line before any request
+        tasks = pick_tasks(args)
+        make_agent = make_policy(args)
+        kwargs = env_kwargs(args)
         make_agent(0).check_ready()
         AirlineEnv(**kwargs).user.check_ready()
-    except (AgentError, UserSimulatorError) as exc:
+    except AirlineGymError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     g = args.group_size

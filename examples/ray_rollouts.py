@@ -23,12 +23,14 @@ import argparse
 import functools
 import os
 import statistics
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from airline_gym.agents import GoldAgent, LiteLLMAgent
 from airline_gym.domain.tasks import load_task_set
+from airline_gym.errors import AirlineGymError
 from airline_gym.harness.export import write_jsonl
 from airline_gym.integrations.ray_rollouts import collect
 
@@ -44,7 +46,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--chunk-size", type=int, default=1, help="jobs a slot takes at once (more: less overhead)"
     )
-    p.add_argument("--tasks", help="comma-separated task ids (default: every task of --split)")
+    p.add_argument("--task-ids", help="comma-separated task ids (default: every task of --split)")
+    p.add_argument("--tasks", default="tau2", help='"tau2" or a path to a tasks.json')
     p.add_argument("--split", default="train", help="train, test or base")
     p.add_argument("--seeds", type=int, default=1, help="episodes per task, seeds 0..N-1")
     p.add_argument("--agent", choices=("gold", "llm"), default="gold")
@@ -65,13 +68,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def build(args: argparse.Namespace) -> tuple[list[tuple[str, int]], dict[str, Any], Any]:
     """The jobs, the plain-data env kwargs and the picklable agent factory."""
-    task_set = load_task_set("tau2")
-    if args.tasks:
-        ids = [task_set[t.strip()].id for t in args.tasks.split(",") if t.strip()]
+    task_set = load_task_set(args.tasks)
+    if args.task_ids:
+        ids = [task_set[t.strip()].id for t in args.task_ids.split(",") if t.strip()]
     else:
         ids = [t.id for t in task_set.split(args.split)]
     jobs = [(task, seed) for task in ids for seed in range(args.seeds)]
-    env_kwargs: dict[str, Any] = {"user": args.user}
+    env_kwargs: dict[str, Any] = {"tasks": args.tasks, "user": args.user}
     if args.user == "llm":
         llm_args = {"api_base": args.user_api_base, "api_key": args.user_api_key}
         env_kwargs["user_model"] = args.user_model
@@ -94,17 +97,21 @@ def build(args: argparse.Namespace) -> tuple[list[tuple[str, int]], dict[str, An
 def main(argv: Sequence[str] | None = None) -> int:
     """Collect the rollouts, write them, print a summary; returns the exit status."""
     args = parse_args(argv)
-    jobs, env_kwargs, agent = build(args)
     start = time.perf_counter()
-    results = collect(
-        jobs,
-        address=args.address,
-        num_workers=args.num_workers,
-        env_kwargs=env_kwargs,
-        agent=agent,
-        concurrency=args.concurrency,
-        chunk_size=args.chunk_size,
-    )
+    try:  # bad input, or no Ray cluster at --address: one line, no traceback
+        jobs, env_kwargs, agent = build(args)
+        results = collect(
+            jobs,
+            address=args.address,
+            num_workers=args.num_workers,
+            env_kwargs=env_kwargs,
+            agent=agent,
+            concurrency=args.concurrency,
+            chunk_size=args.chunk_size,
+        )
+    except (AirlineGymError, ConnectionError) as exc:
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
     elapsed = time.perf_counter() - start
     write_jsonl(results, args.out)
     reasons: dict[str, int] = {}

@@ -55,7 +55,7 @@ def run(example, server: OpenAIServer, tmp_path: Path, *extra: str) -> list[dict
 
 def test_grpo_step_rows_and_advantages(example, tmp_path, capsys):
     with OpenAIServer(policy) as server:
-        rows = run(example, server, tmp_path, "--tasks", "3,17", "--group-size", "4")
+        rows = run(example, server, tmp_path, "--task-ids", "3,17", "--group-size", "4")
     assert len(rows) == 8
     assert [r["task_id"] for r in rows] == ["3"] * 4 + ["17"] * 4
     assert [r["seed"] for r in rows] == list(range(8))
@@ -92,7 +92,7 @@ def test_grpo_step_rows_and_advantages(example, tmp_path, capsys):
 def test_rloo_with_an_llm_customer(example, tmp_path):
     with OpenAIServer(policy) as server, OpenAIServer(customer) as user_server:
         rows = run(
-            example, server, tmp_path, "--tasks", "3", "--group-size", "3", "--seed", "10",
+            example, server, tmp_path, "--task-ids", "3", "--group-size", "3", "--seed", "10",
             "--advantage", "rloo", "--user", "llm", "--user-model", "openai/customer",
             "--user-api-base", user_server.base_url, "--user-api-key", "sk-test",
         )  # fmt: skip
@@ -118,5 +118,5 @@ def test_split_batch_and_failed_policy(example, tmp_path, capsys):
 def test_missing_credentials_fail_fast(example, tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out = tmp_path / "x.jsonl"
-    assert example.main(["--model", "openai/gpt-4.1", "--tasks", "3", "--out", str(out)]) == 2
+    assert example.main(["--model", "openai/gpt-4.1", "--task-ids", "3", "--out", str(out)]) == 2
     assert "credentials" in capsys.readouterr().err and not out.exists()

@@ -38,7 +38,7 @@ def test_no_server_names_the_connection_failure_and_exits_non_zero(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out = tmp_path / "rollouts.jsonl"
     url = f"http://127.0.0.1:{_closed_port()}/v1"
-    argv = ["--model", "openai/policy", "--api-base", url, "--tasks", "17", "--group-size", "2"]
+    argv = ["--model", "openai/policy", "--api-base", url, "--task-ids", "17", "--group-size", "2"]
     assert example.main([*argv, "--out", str(out)]) == 1
     err = capsys.readouterr().err
     assert "2 of 2 rollouts failed" in err and "connect" in err.lower() and url in err
@@ -56,7 +56,7 @@ def test_partial_failure_still_writes_and_warns(
     out = tmp_path / "rollouts.jsonl"
     with OpenAIServer(policy) as server:
         argv = ["--model", "openai/policy", "--api-base", server.base_url, "--api-key", "k"]
-        code = example.main([*argv, "--tasks", "3", "--group-size", "2", "--out", str(out)])
+        code = example.main([*argv, "--task-ids", "3", "--group-size", "2", "--out", str(out)])
     assert code == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert sorted(r["termination_reason"] for r in rows) == ["agent_error", "agent_stop"]
@@ -78,7 +78,7 @@ def test_llm_customer_on_a_local_server_needs_no_key(
     with OpenAIServer(policy) as agent_server, OpenAIServer(customer) as user_server:
         argv = ["--model", "openai/policy", "--api-base", agent_server.base_url]
         argv += ["--user", "llm", "--user-model", "openai/user"]
-        argv += ["--user-api-base", user_server.base_url, "--tasks", "3", "--group-size", "2"]
+        argv += ["--user-api-base", user_server.base_url, "--task-ids", "3", "--group-size", "2"]
         assert example.main([*argv, "--out", str(out)]) == 0
         assert user_server.requests  # the customer's requests reached the local server
     rows = [json.loads(line) for line in out.read_text().splitlines()]

@@ -21,7 +21,7 @@ def test_timeout_bounds_every_policy_request(tmp_path: Path, capsys: pytest.Capt
     spec.loader.exec_module(example)
     out = tmp_path / "rollouts.jsonl"
     with OpenAIServer(default=Reply(fault="hang", hang_seconds=60)) as server:
-        argv = ["--model", "openai/policy", "--api-base", server.base_url, "--tasks", "3"]
+        argv = ["--model", "openai/policy", "--api-base", server.base_url, "--task-ids", "3"]
         argv += ["--group-size", "1", "--timeout", "0.3", "--out", str(out)]
         start = time.monotonic()
         code = example.main(argv)

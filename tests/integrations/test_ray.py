@@ -157,7 +157,7 @@ def test_readme_example_and_script_on_the_running_ray(local_ray, tmp_path, capsy
     assert printed.strip() == str([(t, s, 1.0) for t, s in jobs])
     # collect() leaves a running Ray alone: the script's bogus address is never dialled
     out = tmp_path / "gold.jsonl"
-    argv = ["--tasks", "17,3", "--seeds", "2", "--out", str(out), "--address", "ray://unused:1"]
+    argv = ["--task-ids", "17,3", "--seeds", "2", "--out", str(out), "--address", "ray://unused:1"]
     argv += ["--chunk-size", "3", "--num-workers", "1"]  # chunks of 3 and 1 jobs; one actor
     assert run_script(argv) == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
