@@ -2,12 +2,12 @@
 
 Runs NoOpAgent (calls done at once) and TransferAgent (transfers to a human at once) on every
 task against the scripted customer, with GoldAgent (the reference solution) as a sanity column.
-Under the reference's grading a do-nothing agent passes 19 of the 50 default tasks and 23 of
-the 50 tau3 tasks: those expect no database change and nothing said. Exit code 1 if the gold
-agent fails a task (the task set or the env is broken).
+Under the reference's grading a do-nothing agent passes 19 of the 50 tau2 tasks and 23 of
+the 50 tau3 tasks (--benchmark tau3): those expect no database change and nothing said. Exit
+code 1 if the gold agent fails a task (the task set or the env is broken).
 
   airline-gym audit
-  airline-gym audit --tasks tau3-airline-tasks.json
+  airline-gym audit --benchmark tau3
   airline-gym audit --json
 """
 
@@ -18,23 +18,29 @@ import json
 import sys
 
 from airline_gym.cli.formatting import format_table
-from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
+from airline_gym.cli.options import add_benchmark_arguments
+from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, benchmark_tasks
+from airline_gym.domain.tasks import load_task_set
 from airline_gym.harness.results import is_success
 
 AUDITED = ("noop", "transfer", "gold")
 
 
 def audit(
-    tasks: str = DEFAULT_TASK_SET, split: str = "base", seed: int = 0
+    tasks: str | None = None,
+    split: str = "base",
+    seed: int = 0,
+    benchmark: str = DEFAULT_BENCHMARK,
 ) -> dict[str, list[str]]:
-    """Agent name -> ids of the tasks it passes (``noop``, ``transfer``, ``gold``)."""
+    """Agent name -> ids of the tasks it passes (``noop``, ``transfer``, ``gold``); ``tasks``:
+    a tasks.json path, default the benchmark's own."""
     from airline_gym.agents import builtin_agent
     from airline_gym.env.airline_env import AirlineEnv
     from airline_gym.harness.runner import run_episode
 
-    task_set = load_task_set(tasks)
+    task_set = load_task_set(benchmark_tasks(tasks, benchmark))
     ids = [t.id for t in task_set.split(split)]
-    env = AirlineEnv(tasks=tasks, user="scripted")
+    env = AirlineEnv(tasks=tasks, user="scripted", benchmark=benchmark)
     passed: dict[str, list[str]] = {name: [] for name in AUDITED}
     for name in AUDITED:
         for task_id in ids:
@@ -46,21 +52,22 @@ def audit(
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym audit``."""
-    parser.add_argument("--tasks", default=DEFAULT_TASK_SET, help="'tau2' or a tasks.json path")
+    add_benchmark_arguments(parser)
     parser.add_argument("--split", default="base", help="train, test or base (all; default)")
     parser.add_argument("--json", action="store_true", help="the passed task ids as JSON")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym audit``."""
-    task_set = load_task_set(args.tasks)
+    task_set = load_task_set(benchmark_tasks(args.tasks, args.benchmark))
     ids = [t.id for t in task_set.split(args.split)]
-    passed = audit(args.tasks, args.split)
+    passed = audit(args.tasks, args.split, benchmark=args.benchmark)
     gold_failed = [t for t in ids if t not in passed["gold"]]
     if args.json:
         print(
             json.dumps(
                 {
+                    "benchmark": args.benchmark,
                     "task_set": task_set.name,
                     "split": args.split,
                     "tasks": len(ids),

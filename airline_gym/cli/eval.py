@@ -28,7 +28,7 @@ without calling the model (hits and misses are in the summary and the results' i
   airline-gym eval --agent-model openai/Qwen/Qwen2.5-7B-Instruct \\
       --api-base http://localhost:8000/v1 --user-model gpt-4.1 --out qwen.json
   airline-gym eval --agent-model gpt-4.1 --user-model gpt-4.1 --out gpt41.json --resume
-  airline-gym eval --agent noop --task-ids 0,1,2 --tasks tau3-airline-tasks.json
+  airline-gym eval --agent noop --task-ids 0,1,2 --benchmark tau3
 """
 
 from __future__ import annotations
@@ -43,8 +43,14 @@ from typing import Any
 
 from airline_gym.agents import BUILTIN_AGENTS, LiteLLMAgent
 from airline_gym.cli.eval_out import check_out, interrupted_line
-from airline_gym.cli.options import add_customer_arguments, check_customer, local_api_key
-from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
+from airline_gym.cli.options import (
+    add_benchmark_arguments,
+    add_customer_arguments,
+    check_customer,
+    local_api_key,
+)
+from airline_gym.domain.benchmarks import TAU3
+from airline_gym.domain.tasks import load_task_set
 from airline_gym.errors import AgentError, ConfigError, require
 from airline_gym.harness.evaluate import (
     DEFAULT_SEED,
@@ -61,6 +67,7 @@ from airline_gym.harness.results import (
     sim_reward,
     summarize,
 )
+from airline_gym.harness.retry import TAU3_REQUEST_RETRIES
 from airline_gym.harness.user_audit import audit_summary, format_audit_summary
 from airline_gym.progress import Progress
 
@@ -96,7 +103,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="seconds per request (default: none, as the reference: no request is cut short)",
     )
-    llm.add_argument("--max-retries", type=int, default=3, help="retries per request (3)")
+    llm.add_argument(
+        "--max-retries",
+        type=int,
+        default=3,
+        help="tau2: retries per request (3); tau3 with the leaderboard protocol: re-runs of a "
+        "failed simulation (3; each request is retried 3 times), as each version's 'tau2 run' "
+        "means it",
+    )
     llm.add_argument("--max-tokens", type=int, metavar="N", help="cap on tokens per reply (both)")
     llm.add_argument(
         "--llm-args",
@@ -108,7 +122,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--user-llm-args", type=_json_object, metavar="JSON", help="the same for the customer"
     )
     run_ = parser.add_argument_group("run")
-    run_.add_argument("--tasks", default=DEFAULT_TASK_SET, help="'tau2' or a tasks.json path")
+    add_benchmark_arguments(run_)
     run_.add_argument("--split", default="base", help="train, test or base (all; default)")
     run_.add_argument("--task-ids", metavar="IDS", help="comma-separated task ids, e.g. 1,2,3")
     run_.add_argument("--trials", type=int, default=1, help="trials per task (default 1)")
@@ -129,6 +143,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--retry-errors",
         action="store_true",
         help="with --resume, also rerun agent_error/user_error simulations",
+    )
+    output.add_argument(
+        "--count-failures-as-zero",
+        action="store_true",
+        help="count infrastructure_error simulations (tau3) as reward 0 in pass^k and the mean "
+        "(default: left out, as tau3 does)",
     )
     output.add_argument("--plot", metavar="PNG", help="draw the pass^k curve (needs matplotlib)")
     output.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -165,13 +185,15 @@ def _config(args: argparse.Namespace) -> EvalConfig:
         task_ids = [t.strip() for t in args.task_ids.split(",") if t.strip()]
         if not task_ids:
             raise ConfigError(f"--task-ids: no task id in {args.task_ids!r}")
+    protocol = args.protocol or ("leaderboard" if args.agent_model else "gym")
+    request_retries = _request_retries(args, protocol)
     user_llm_args: dict[str, Any] | None = None
     if user == "llm":
         from airline_gym.users import DEFAULT_USER_MODEL, USER_MODEL_ENV
 
         model = args.user_model or os.environ.get(USER_MODEL_ENV) or DEFAULT_USER_MODEL
         user_llm_args = {**_extra_llm_args(args, args.user_llm_args)}
-        user_llm_args["max_retries"] = args.max_retries
+        user_llm_args["max_retries"] = request_retries
         if args.timeout is not None:
             user_llm_args["timeout"] = args.timeout
         if args.user_api_base:
@@ -181,6 +203,8 @@ def _config(args: argparse.Namespace) -> EvalConfig:
             user_llm_args["api_key"] = key
     return EvalConfig(
         tasks=args.tasks,
+        benchmark=args.benchmark,
+        simulation_retries=args.max_retries,
         split=args.split,
         task_ids=task_ids,
         trials=args.trials,
@@ -191,9 +215,16 @@ def _config(args: argparse.Namespace) -> EvalConfig:
         user_model=args.user_model,
         user_llm_args=user_llm_args,
         concurrency=args.concurrency,
-        protocol=args.protocol or ("leaderboard" if args.agent_model else "gym"),
+        protocol=protocol,
         user_cache=args.user_cache,
     )
+
+
+def _request_retries(args: argparse.Namespace, protocol: str) -> int:
+    """Retries per LLM request: --max-retries, except where tau3 spends it on whole simulations
+    (its per-request retries are then its fixed 3)."""
+    tau3_policy = args.benchmark == TAU3 and protocol == "leaderboard"
+    return TAU3_REQUEST_RETRIES if tau3_policy else int(args.max_retries)
 
 
 #: The CLI's way out when the agent's model has no key (not the Python options of a customer).
@@ -203,7 +234,7 @@ AGENT_KEY_HINT = (
 )
 
 
-def _agent(args: argparse.Namespace) -> Any:
+def _agent(args: argparse.Namespace, request_retries: int) -> Any:
     """The agent name, or a factory of LiteLLMAgents (one per episode, seeded)."""
     if not args.agent_model:
         return args.agent
@@ -221,7 +252,7 @@ def _agent(args: argparse.Namespace) -> Any:
             api_key=key,
             temperature=args.temperature,
             timeout=args.timeout,
-            max_retries=args.max_retries,
+            max_retries=request_retries,
             seed=seed,
             llm_args=_extra_llm_args(args, args.llm_args),
         )
@@ -310,14 +341,15 @@ def run(args: argparse.Namespace) -> int:
         _check_plot_support()
     if args.resume and not args.out:
         raise ConfigError("--resume needs --out FILE (the results file to continue)")
-    agent = _agent(args)
-    task_set = load_task_set(config.tasks)
+    agent = _agent(args, _request_retries(args, config.protocol))
+    task_set = load_task_set(config.task_set_name)
     select_task_ids(task_set, config)  # unknown ids: one line, before anything runs
     if config.user == "llm":  # fail fast, before any episode, when the customer cannot run
         from airline_gym.env.airline_env import AirlineEnv
 
         probe = AirlineEnv(
             tasks=config.tasks,
+            benchmark=config.benchmark,
             user="llm",
             user_model=config.user_model,
             user_llm_args=config.user_llm_args,
@@ -353,7 +385,7 @@ def run(args: argparse.Namespace) -> int:
         display.close(exc)
         raise
     display.close()
-    summary = summarize(results)
+    summary = summarize(results, args.count_failures_as_zero)
     customer_audit = audit_summary(results.simulations)
     if customer_audit is not None:
         summary["user_audit"] = customer_audit

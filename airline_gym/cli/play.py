@@ -26,8 +26,7 @@ import re
 import sys
 from typing import Any
 
-from airline_gym.cli.options import add_customer_arguments, check_customer
-from airline_gym.domain.tasks import DEFAULT_TASK_SET
+from airline_gym.cli.options import add_benchmark_arguments, add_customer_arguments, check_customer
 from airline_gym.domain.tools import TOOLS
 from airline_gym.env.actions import DONE_TOOL
 from airline_gym.env.render import colourise
@@ -42,7 +41,7 @@ PROMPT = "agent> "
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym play``."""
     parser.add_argument("--task", required=True, help="task id, e.g. 17")
-    parser.add_argument("--tasks", default=DEFAULT_TASK_SET, help="'tau2' or a tasks.json path")
+    add_benchmark_arguments(parser)
     add_customer_arguments(
         parser,
         "--",
@@ -129,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
     env = AirlineEnv(
         task=args.task.strip(),
         tasks=args.tasks,
+        benchmark=args.benchmark,
         user=kind,
         user_model=args.user_model,
         user_llm_args=llm_args,

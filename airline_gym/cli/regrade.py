@@ -5,7 +5,11 @@ fresh database; the final database and the messages are then graded as tau2-benc
 replayed output that differs from the recorded tool message is reported, not fatal (spec 13.4).
 
 Accepts tau2-bench results files (top-level ``tasks`` and ``simulations``) or a bare JSON list of
-simulations. Tasks come from the file's embedded ``tasks`` first, else from --tasks.
+simulations. Tasks come from the file's embedded ``tasks`` first, else from --tasks, else the
+benchmark version's. The version (tau2 or tau3) is the one the file's tasks are, recognised by
+their content, else the one its info records, else --benchmark, else tau2; which one was used,
+and why, is said for each file (for one that does not tell, only when some simulation
+disagrees). An infrastructure_error (tau3) has no reward and is not graded.
 
 A simulation whose replay fails is listed with its error and the others go on. When the
 recorded action checks of some simulations belong to other tasks than their task ids say, a
@@ -18,7 +22,7 @@ Examples:
 
   airline-gym regrade results.json
   airline-gym regrade runs/*.json --json > regraded.jsonl
-  airline-gym regrade tau3_run.json --tasks path/to/tau3/tasks.json
+  airline-gym regrade tau3_run.json --benchmark tau3
   airline-gym regrade toolorchestra.json --task-id-map task_id_fix.json
 """
 
@@ -31,11 +35,13 @@ from collections import Counter
 from pathlib import Path
 
 from airline_gym.data import DataError
+from airline_gym.domain.benchmarks import BENCHMARKS, DEFAULT_HOW
 from airline_gym.errors import MissingFileError
 from airline_gym.harness.regrade import (
     RegradeResult,
+    RegradeRun,
     load_task_id_map,
-    regrade_file,
+    regrade_run,
     summary,
 )
 
@@ -50,10 +56,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``regrade`` subcommand's arguments."""
     parser.add_argument("files", nargs="+", metavar="FILE", help="results files to re-grade")
     parser.add_argument(
+        "--benchmark",
+        choices=BENCHMARKS,
+        default=None,
+        help="benchmark version of files that do not tell by their tasks or info (default tau2)",
+    )
+    parser.add_argument(
         "--tasks",
         default=None,
-        help="task set for files without embedded tasks (embedded tasks win): "
-        "'tau2' (default) or a tasks.json path",
+        metavar="PATH",
+        help="a tasks.json for files without embedded tasks (embedded tasks win; default: the "
+        "benchmark version's tasks)",
     )
     parser.add_argument(
         "--task-id-map",
@@ -72,7 +85,7 @@ def _rows(results: list[RegradeResult]) -> list[tuple[str, ...]]:
             r.simulation_id,
             r.task_id,
             _fmt_reward(r.recorded_reward),
-            "error" if r.error else _fmt_reward(r.reward),
+            "error" if r.error else "-" if r.grade is None else _fmt_reward(r.reward),
             "yes" if r.agrees() else "NO",
             "yes" if r.db_match else "no",
             r.termination_reason,
@@ -129,6 +142,19 @@ def _hint(name: str, results: list[RegradeResult]) -> str | None:
     )
 
 
+def _version_line(name: str, run: RegradeRun) -> str | None:
+    """Which benchmark version a file was graded under, and why; nothing for the silent default
+    (a file that does not tell, no --benchmark) unless some of its simulations disagree."""
+    if run.how == DEFAULT_HOW:
+        if all(r.agrees() for r in run.results):
+            return None
+        return (
+            f"{name}: benchmark {run.benchmark} ({run.how}); if it is a tau3 run, pass "
+            "--benchmark tau3"
+        )
+    return f"{name}: benchmark {run.benchmark} ({run.how})"
+
+
 def _one_line(exc: BaseException) -> str:
     message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
     return " ".join(str(message).split()) or type(exc).__name__
@@ -142,23 +168,32 @@ def run(args: argparse.Namespace) -> int:
         if missing:
             raise MissingFileError(f"no such file: {', '.join(missing)}")
         id_map = load_task_id_map(args.task_id_map) if args.task_id_map else None
-        per_file = [(f, regrade_file(f, tasks=args.tasks, task_id_map=id_map)) for f in args.files]
+        per_file = [
+            (f, regrade_run(f, args.tasks, id_map, benchmark=getattr(args, "benchmark", None)))
+            for f in args.files
+        ]
     except (OSError, ValueError, KeyError, DataError) as exc:
         print(f"{prog}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     everything: list[RegradeResult] = []
     hints = []
-    for name, results in per_file:
+    versions: list[str | None] = []
+    for name, run in per_file:
+        results = run.results
+        versions.append(_version_line(name, run))
         everything.extend(results)
         if args.json:
             for r in results:
-                print(json.dumps(r.to_dict()))
+                print(json.dumps({**r.to_dict(), "benchmark": run.benchmark}))
         else:
             _print_table(name, results)
         hint = None if id_map else _hint(name, results)
         if hint:
             hints.append(hint)
     sys.stdout.flush()
+    for line in versions:
+        if line:
+            print(line, file=sys.stderr)
     failed = Counter(r.error for r in everything if r.error)
     for error, count in failed.most_common(3):
         print(f"{prog}: {count} simulation(s) could not be replayed: {error}", file=sys.stderr)

@@ -6,7 +6,7 @@ the communicate strings must appear in the agent's messages.
 
   airline-gym show 17
   airline-gym show 5 --json
-  airline-gym show 7 --tasks tau3-airline-tasks.json
+  airline-gym show 7 --benchmark tau3
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ import json
 import textwrap
 
 from airline_gym.cli.formatting import call_text, write_count
+from airline_gym.cli.options import add_benchmark_arguments
 from airline_gym.cli.tasks import splits_of, task_record
-from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set
+from airline_gym.domain.benchmarks import benchmark_tasks
+from airline_gym.domain.tasks import load_task_set
 from airline_gym.domain.tools import WRITE_TOOLS
 
 _SCENARIO = (
@@ -31,7 +33,7 @@ _SCENARIO = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym show``."""
     parser.add_argument("task", metavar="TASK", help="task id, e.g. 17")
-    parser.add_argument("--tasks", default=DEFAULT_TASK_SET, help="'tau2' or a tasks.json path")
+    add_benchmark_arguments(parser)
     parser.add_argument("--json", action="store_true", help="the task record as JSON")
 
 
@@ -44,7 +46,7 @@ def _block(title: str, text: str | None) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym show``."""
-    task_set = load_task_set(args.tasks)
+    task_set = load_task_set(benchmark_tasks(args.tasks, args.benchmark))
     task = task_set[args.task.strip()]
     if args.json:
         record = task_record(task_set, task)

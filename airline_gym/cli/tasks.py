@@ -7,7 +7,7 @@ Columns: id, split, gold actions, writes (actions that change the database), com
   airline-gym tasks --split test --min-writes 2
   airline-gym tasks --purpose flight --communicate
   airline-gym tasks --writes 0 --json
-  airline-gym tasks --tasks tau3-airline-tasks.json
+  airline-gym tasks --benchmark tau3
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ import json
 from typing import Any
 
 from airline_gym.cli.formatting import format_table, write_count
-from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, TaskSet, load_task_set
+from airline_gym.cli.options import add_benchmark_arguments
+from airline_gym.domain.benchmarks import benchmark_tasks
+from airline_gym.domain.tasks import Task, TaskSet, load_task_set
 from airline_gym.errors import ConfigError
 
 PURPOSE_WIDTH = 70
@@ -25,7 +27,7 @@ PURPOSE_WIDTH = 70
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym tasks``."""
-    parser.add_argument("--tasks", default=DEFAULT_TASK_SET, help="'tau2' or a tasks.json path")
+    add_benchmark_arguments(parser)
     parser.add_argument("--split", default="base", help="train, test or base (all; default)")
     parser.add_argument("--purpose", metavar="TEXT", help="purpose contains TEXT (any case)")
     writes = parser.add_mutually_exclusive_group()
@@ -83,7 +85,7 @@ def _short(text: str | None, width: int = PURPOSE_WIDTH) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym tasks``."""
-    task_set = load_task_set(args.tasks)
+    task_set = load_task_set(benchmark_tasks(args.tasks, args.benchmark))
     chosen = select(task_set, args)
     if args.json:
         print(json.dumps([task_record(task_set, t) for t in chosen]))

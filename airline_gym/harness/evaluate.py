@@ -8,7 +8,9 @@ reused); any other agent's ``act`` may block, so its episodes run in threads, ea
 env. Both give the same simulations (every episode is seeded at reset). Per-episode seeds are
 derived from ``config.seed``: under the ``leaderboard`` protocol one seed per trial as
 ``tau2 run`` derives it (the same for every task, shared by agent and customer), under ``gym``
-one per (task, trial).
+one per (task, trial). Under the ``tau3`` benchmark with the ``leaderboard`` protocol a failed
+simulation is played again from the start and, failing every time, recorded as
+``infrastructure_error`` (tau3's failure policy, :mod:`airline_gym.harness.retry`).
 With ``out``, finished simulations are journalled as they end and the results file is written
 once at the end (:mod:`airline_gym.harness.journal`); ``resume=True`` continues a killed or
 shorter run. The command line is ``airline-gym eval`` (:mod:`airline_gym.cli.eval`).
@@ -30,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from airline_gym.agents.registry import BUILTIN_AGENTS, builtin_agent, describe_builtin
-from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
-from airline_gym.domain.tasks import DEFAULT_TASK_SET, TaskSet, load_task_set, task_key
+from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, TAU3, benchmark_tasks, check_benchmark
+from airline_gym.domain.grading import AGENT_ERROR, INFRASTRUCTURE_ERROR, USER_ERROR
+from airline_gym.domain.tasks import TaskSet, load_task_set, task_key
 from airline_gym.domain.user_audit import audit_conversation
 from airline_gym.errors import ConfigError, UnknownIdError
 from airline_gym.harness.interrupt import Interrupted
@@ -44,6 +47,7 @@ from airline_gym.harness.results import (
     simulation_record,
     task_sort_key,
 )
+from airline_gym.harness.retry import RetryPolicy
 from airline_gym.harness.run_info import check_resumable, describe_agent, run_info
 from airline_gym.harness.runner import EpisodeResult, arun_episode, run_episode
 from airline_gym.harness.user_audit import USER_AUDIT_KEY
@@ -63,7 +67,7 @@ __all__ = [
 #: tau2-bench's default base seed.
 DEFAULT_SEED = 300
 _ID_NAMESPACE = uuid.UUID("6f1d8f9e-4b1a-4c55-9a57-2a3e0c6b7d10")
-_RETRYABLE_ENDINGS = frozenset({AGENT_ERROR, USER_ERROR})
+_RETRYABLE_ENDINGS = frozenset({AGENT_ERROR, USER_ERROR, INFRASTRUCTURE_ERROR})
 
 AgentFactory = Callable[[int], Any]
 Progress = Callable[[JSONObject | None, int, int, Results], None]
@@ -73,7 +77,8 @@ Progress = Callable[[JSONObject | None, int, int, Results], None]
 class EvalConfig:
     """What to run: the tasks, trials, customer and limits (see ``airline-gym eval --help``)."""
 
-    tasks: str | os.PathLike[str] = DEFAULT_TASK_SET
+    #: A tasks.json path; ``None``: the benchmark's own task set.
+    tasks: str | os.PathLike[str] | None = None
     split: str = "base"
     task_ids: Sequence[str | int] | None = None
     trials: int = 1
@@ -91,6 +96,24 @@ class EvalConfig:
     #: A reply cache for the LLM customer: the path of its SQLite file, or a ``ReplyCache``
     #: (its hits and misses go into the results' ``info["user_cache"]``).
     user_cache: ReplyCache | str | os.PathLike[str] | None = None
+    #: "tau2" or "tau3": task set, customer guidelines and failure policy as one unit.
+    benchmark: str = DEFAULT_BENCHMARK
+    #: tau3 with the leaderboard protocol: re-runs of a failed simulation, and the pause
+    #: between them (see :mod:`airline_gym.harness.retry`).
+    simulation_retries: int = 3
+    retry_delay: float = 1.0
+
+    @property
+    def task_set_name(self) -> str:
+        """The task set run: a path as given, else the benchmark's name."""
+        return str(benchmark_tasks(self.tasks, self.benchmark))
+
+    @property
+    def retry_policy(self) -> RetryPolicy | None:
+        """tau3's failure policy when it applies (tau3 with the leaderboard protocol)."""
+        if self.benchmark == TAU3 and self.protocol == "leaderboard":
+            return RetryPolicy(self.simulation_retries, self.retry_delay)
+        return None
 
     def validate(self) -> None:
         """Raise a one-line ``ValueError`` for an impossible setting."""
@@ -103,6 +126,11 @@ class EvalConfig:
                     f"{name.replace('_', '-')} must be a whole number >= 1: {value!r}"
                 )
         get_protocol(self.protocol)
+        check_benchmark(self.benchmark)
+        benchmark_tasks(self.tasks, self.benchmark)
+        retries = self.simulation_retries
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ConfigError(f"simulation_retries must be a whole number >= 0: {retries!r}")
 
     def make_env(self) -> Any:
         """A fresh env for one episode of this run."""
@@ -119,6 +147,7 @@ class EvalConfig:
             data_dir=self.data_dir,
             protocol=self.protocol,
             user_cache=self.user_cache,
+            benchmark=self.benchmark,
         )
 
 
@@ -233,7 +262,7 @@ def evaluate(
         config = dataclasses.replace(config, user_cache=open_reply_cache(config.user_cache))
     if resume and out is None:
         raise ConfigError("resume needs the results file (out=...)")
-    task_set = load_task_set(config.tasks, config.data_dir)
+    task_set = load_task_set(config.task_set_name, config.data_dir)
     ids = select_task_ids(task_set, config)
     make_agent = _factory(agent, task_set)
     sample = agent if isinstance(agent, str) else make_agent(config.seed)
@@ -308,14 +337,24 @@ class _Run:
     def one(self, task_id: str, trial: int) -> JSONObject:
         """Play one (task, trial) with its own env and return its simulation record."""
         seed = self._seed(task_id, trial)
-        result = run_episode(self.config.make_env(), self.make_agent(seed), task_id, seed)
+
+        def attempt() -> EpisodeResult:
+            return run_episode(self.config.make_env(), self.make_agent(seed), task_id, seed)
+
+        policy = self.config.retry_policy
+        result = attempt() if policy is None else policy.play(attempt, task_id, seed)
         return self._record(result, task_id, trial)
 
     async def aone(self, env: Any, job: tuple[str, int]) -> JSONObject:
         """Play one (task, trial) on ``env`` (reused: every episode is seeded at reset)."""
         task_id, trial = job
         seed = self._seed(task_id, trial)
-        result = await arun_episode(env, self.make_agent(seed), task_id, seed)
+
+        async def attempt() -> EpisodeResult:
+            return await arun_episode(env, self.make_agent(seed), task_id, seed)
+
+        policy = self.config.retry_policy
+        result = await (attempt() if policy is None else policy.aplay(attempt, task_id, seed))
         return self._record(result, task_id, trial)
 
     def finished(self, sim: JSONObject, total: int) -> None:

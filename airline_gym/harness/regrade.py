@@ -7,9 +7,13 @@ replayed output that differs from the recorded tool message is reported, not fat
 Files are read with the results parser (:mod:`airline_gym.harness.results.io`): tau2-bench
 results files (top-level ``tasks`` and ``simulations``) or a bare JSON list of simulations. A
 malformed file is refused with one line naming the file and the field. Tasks come from the
-file's embedded ``tasks`` first, else from ``tasks``. A simulation whose replay or grading
-raises is reported with its error (and counts as a disagreement); the others go on. The
-command line is ``airline-gym regrade`` (:mod:`airline_gym.cli.regrade`).
+file's embedded ``tasks`` first, else from ``tasks``, else the benchmark version's. The version
+(tau2 or tau3) is the one the file's tasks are (recognised by content), else the one its info
+records, else the one given (:func:`~airline_gym.domain.benchmarks.version_of`). An
+``infrastructure_error`` (tau3: the simulation never ran to an end) has no reward and is not
+graded. A simulation whose replay or grading raises is reported with its error (and counts as a
+disagreement); the others go on. The command line is ``airline-gym regrade``
+(:mod:`airline_gym.cli.regrade`).
 """
 
 from __future__ import annotations
@@ -22,9 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from airline_gym.domain.benchmarks import benchmark_tasks, version_of
 from airline_gym.domain.database import PristineDB, load_pristine
-from airline_gym.domain.grading import Grade, grade
-from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, load_task_set, parse_tasks
+from airline_gym.domain.grading import INFRASTRUCTURE_ERROR, Grade, grade
+from airline_gym.domain.tasks import Task, load_task_set, parse_tasks
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.transcript import CallRecord, tool_calls
 from airline_gym.errors import ConfigError, DataError
@@ -33,10 +38,12 @@ from airline_gym.harness.results.io import check_task
 
 __all__ = [
     "RegradeResult",
+    "RegradeRun",
     "load_results",
     "load_task_id_map",
     "pristine_db",
     "regrade_file",
+    "regrade_run",
     "regrade_simulation",
     "summary",
 ]
@@ -92,10 +99,15 @@ class RegradeResult:
 # --- loading ---------------------------------------------------------------------------------
 def load_results(path: str | os.PathLike[str]) -> tuple[list[JSONObject] | None, list[JSONObject]]:
     """(embedded tasks or ``None``, simulations) of a results file or a bare list of simulations."""
+    results = _load_checked(path)
+    return results.tasks or None, results.simulations
+
+
+def _load_checked(path: str | os.PathLike[str]) -> Results:
     results = Results.load(path, need_messages=True)
     for i, raw in enumerate(results.tasks):
         check_task(raw, f"{path}: task {i}")
-    return results.tasks or None, results.simulations
+    return results
 
 
 def load_task_id_map(path: str | os.PathLike[str]) -> dict[str, str]:
@@ -119,12 +131,13 @@ def load_task_id_map(path: str | os.PathLike[str]) -> dict[str, str]:
 
 
 def _task_table(
-    path: str | os.PathLike[str], embedded: list[JSONObject] | None, tasks: Any
+    path: str | os.PathLike[str], embedded: list[JSONObject] | None, tasks: Any, benchmark: str
 ) -> tuple[Mapping[str, Task], str]:
-    """(tasks by id, where they come from): the file's embedded tasks, else ``tasks``."""
+    """(tasks by id, where they come from): the embedded tasks, else ``tasks``, else the
+    benchmark's."""
     if embedded is not None:
         return parse_tasks(embedded), f"the tasks embedded in {path}"
-    name = DEFAULT_TASK_SET if tasks is None else tasks
+    name = benchmark_tasks(tasks, benchmark)
     try:
         task_set = load_task_set(name)
     except json.JSONDecodeError as exc:
@@ -234,8 +247,13 @@ def _recorded_reward(sim: Mapping[str, Any]) -> float | None:
     return None if reward is None else float(reward)
 
 
-def _failed(sim: Mapping[str, Any], task_id: str, exc: Exception) -> RegradeResult:
+def _failed(
+    sim: Mapping[str, Any], task_id: str, exc: Exception | None, file: str
+) -> RegradeResult:
+    """What is left of a simulation without a grade: one whose replay or grading raised
+    (``exc``), or an ``infrastructure_error`` (nothing to grade, no reward to check)."""
     return RegradeResult(
+        file=file,
         simulation_id=str(sim.get("id", "")),
         task_id=task_id,
         trial=_trial(sim),
@@ -245,8 +263,17 @@ def _failed(sim: Mapping[str, Any], task_id: str, exc: Exception) -> RegradeResu
         termination_reason=str(sim.get("termination_reason") or ""),
         output_mismatches=[],
         grade=None,
-        error=f"{type(exc).__name__}: {str(exc)[:300]}",
+        error=None if exc is None else f"{type(exc).__name__}: {str(exc)[:300]}",
     )
+
+
+@dataclass
+class RegradeRun:
+    """The re-grades of one file and the benchmark version they were made under (and why)."""
+
+    results: list[RegradeResult]
+    benchmark: str
+    how: str
 
 
 def regrade_file(
@@ -254,15 +281,30 @@ def regrade_file(
     tasks: str | os.PathLike[str] | None = None,
     task_id_map: Mapping[str, str] | None = None,
     base: PristineDB | None = None,
+    benchmark: str | None = None,
 ) -> list[RegradeResult]:
+    """Re-grade every simulation of a results file (see :func:`regrade_run`)."""
+    return regrade_run(path, tasks, task_id_map, base, benchmark).results
+
+
+def regrade_run(
+    path: str | os.PathLike[str],
+    tasks: str | os.PathLike[str] | None = None,
+    task_id_map: Mapping[str, str] | None = None,
+    base: PristineDB | None = None,
+    benchmark: str | None = None,
+) -> RegradeRun:
     """Re-grade every simulation of a results file.
 
-    Tasks: the file's embedded ones, else ``tasks`` (a task-set name or path, default tau2).
-    ``task_id_map`` overrides a simulation's ``task_id`` by simulation id. A result whose
-    recorded action checks name another task's gold actions has that task in ``checks_task``.
+    Tasks: the file's embedded ones, else ``tasks`` (a tasks.json path), else the version's
+    (the file's own when it tells, else ``benchmark``, else tau2). ``task_id_map`` overrides a
+    simulation's ``task_id`` by simulation id. A result whose recorded action checks name
+    another task's gold actions has that task in ``checks_task``.
     """
-    embedded, sims = load_results(path)
-    by_id, source = _task_table(path, embedded, tasks)
+    run = _load_checked(path)
+    embedded, sims = run.tasks or None, run.simulations
+    version, how = version_of(run.info, embedded, benchmark)
+    by_id, source = _task_table(path, embedded, tasks, version)
     base = pristine_db() if base is None else base
     id_map = task_id_map or {}
     owner = {a.action_id: t.id for t in by_id.values() for a in t.actions}
@@ -272,16 +314,19 @@ def regrade_file(
         task_id = str(id_map.get(sim_id, sim.get("task_id")))
         if task_id not in by_id:
             raise ConfigError(f"{path}: simulation {sim_id!r}: no task {task_id!r} in {source}")
+        if sim.get("termination_reason") == INFRASTRUCTURE_ERROR:
+            results.append(_failed(sim, task_id, None, str(path)))
+            continue
         try:
             result = regrade_simulation(sim, by_id[task_id], base)
         except Exception as exc:
-            result = _failed(sim, task_id, exc)
+            result = _failed(sim, task_id, exc, str(path))
         result.file = str(path)
         checks_task = _checks_owner(sim, owner)
         if checks_task is not None and checks_task != task_id:
             result.checks_task = checks_task
         results.append(result)
-    return results
+    return RegradeRun(results, version, how)
 
 
 def _checks_owner(sim: Mapping[str, Any], owner: Mapping[str, str]) -> str | None:
@@ -311,9 +356,12 @@ def summary(results: Iterable[RegradeResult]) -> str:
     results = list(results)
     bad = [r for r in results if not r.agrees()]
     text = f"agreement: {len(results) - len(bad)}/{len(results)} simulations"
-    unrecorded = sum(r.recorded_reward is None for r in results)
+    failed = sum(r.termination_reason == INFRASTRUCTURE_ERROR for r in results)
+    unrecorded = sum(r.recorded_reward is None for r in results) - failed
     if unrecorded:
         text += f" ({unrecorded} without a recorded reward)"
+    if failed:
+        text += f" ({failed} infrastructure_error, not graded: no reward)"
     if bad:
         shown = ", ".join(
             f"{Path(r.file).name}:{r.simulation_id} (task {r.task_id}, "

@@ -1,7 +1,8 @@
 """What a results file records about its run (``info``), and the check before resuming one.
 
 ``info`` follows tau2-bench (``agent_info``, ``user_info``, ``environment_info``, ``num_trials``,
-``seed``...) plus airline-gym's own keys (``airline_gym_version``, ``task_set``, ``task_ids``).
+``seed``...) plus airline-gym's own keys (``airline_gym_version``, ``benchmark``, ``task_set``,
+``task_ids``).
 API keys are never recorded.
 """
 
@@ -48,13 +49,13 @@ def user_info(config: EvalConfig) -> JSONObject:
     kind = config.user if isinstance(config.user, str) else type(config.user).__name__
     if kind != "llm":
         return {"implementation": f"{kind}_user", "llm": None, "llm_args": None}
-    from airline_gym.data import data_files
+    from airline_gym.domain.benchmarks import guidelines_path
     from airline_gym.users import DEFAULT_USER_MODEL, USER_MODEL_ENV
 
     model = config.user_model or os.environ.get(USER_MODEL_ENV) or DEFAULT_USER_MODEL
     args = {k: v for k, v in (config.user_llm_args or {}).items() if "key" not in k.lower()}
     args.setdefault("temperature", 0.0)
-    guidelines = data_files(config.data_dir).user_guidelines.read_text(encoding="utf-8")
+    guidelines = guidelines_path(config.benchmark, config.data_dir).read_text(encoding="utf-8")
     return {
         "implementation": "user_simulator",
         "llm": model,
@@ -83,7 +84,8 @@ def run_info(config: EvalConfig, agent_info: JSONObject, ids: list[str]) -> JSON
         "seed": config.seed,
         "protocol": config.protocol,
         "airline_gym_version": __version__,
-        "task_set": str(config.tasks),
+        "benchmark": config.benchmark,
+        "task_set": config.task_set_name,
         "task_split": None if config.task_ids else config.split,
         "task_ids": ids,
         **config.extra_info,
@@ -96,6 +98,7 @@ def fingerprint(info: Mapping[str, Any]) -> dict[str, Any]:
     agent = agent if isinstance(agent, Mapping) else {}
     user = user if isinstance(user, Mapping) else {}
     return {
+        "--benchmark": info.get("benchmark", "tau2"),
         "--tasks": info.get("task_set"),
         "--seed": info.get("seed"),
         "--max-steps": info.get("max_steps"),

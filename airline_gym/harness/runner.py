@@ -32,7 +32,7 @@ import gc
 import inspect
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
@@ -277,13 +277,17 @@ def run_episode(
     env: Any, agent: Any, task_id: str | int | None = None, seed: int | None = None
 ) -> EpisodeResult:
     """Play one episode to its end with ``env.reset``/``env.step`` (wrappers are honoured)."""
-    coroutine = _play(_Sync(), env, agent, task_id, seed)
+    return run_sync(_play(_Sync(), env, agent, task_id, seed))
+
+
+def run_sync(coroutine: Coroutine[Any, Any, R]) -> R:
+    """The value of a coroutine that never suspends, without an event loop."""
     try:
         coroutine.send(None)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]
     coroutine.close()
-    raise RuntimeError("a synchronous episode awaited something")  # pragma: no cover
+    raise RuntimeError("a synchronous run awaited something")  # pragma: no cover
 
 
 async def arun_episode(

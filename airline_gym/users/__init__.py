@@ -40,7 +40,7 @@ USER_KINDS: dict[str, type[UserSimulator]] = {
 }
 
 #: Passed by callers to every kind (e.g. the env); ignored by kinds that do not take them.
-_SHARED = frozenset({"data_dir"})
+_SHARED = frozenset({"data_dir", "benchmark"})
 
 
 @functools.cache
@@ -52,8 +52,8 @@ def make_user(spec: str | UserSimulator, **kwargs: Any) -> UserSimulator:
     """Build the user simulator ``spec`` names with ``kwargs``, or return an instance as is.
 
     ``None``-valued kwargs are dropped, so a caller may always pass e.g. ``model=None``;
-    ``data_dir`` is ignored by kinds without one. Any other kwarg the kind does not take is a
-    ``TypeError``.
+    ``data_dir`` and ``benchmark`` are ignored by kinds without them. Any other kwarg the kind
+    does not take is a ``TypeError``.
     """
     given = {k: v for k, v in kwargs.items() if v is not None}
     if isinstance(spec, UserSimulator):

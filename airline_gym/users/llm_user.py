@@ -7,6 +7,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, check_benchmark
 from airline_gym.domain.prompts import user_system_prompt
 from airline_gym.domain.tasks import Task
 from airline_gym.llm import (
@@ -46,7 +47,8 @@ class LLMUser(UserSimulator):
     The model is ``model``, else ``$AIRLINE_GYM_USER_MODEL``, else ``gpt-4.1``. ``llm_args``
     (tau2-style) sets :class:`~airline_gym.llm.LiteLLMChatModel` fields (``api_base``,
     ``api_key``, ``temperature`` (default 0.0), ``timeout``, ``max_retries``, ``seed``...); other
-    keys are passed to litellm. The seed given to :meth:`reset` overrides ``llm_args["seed"]``;
+    keys are passed to litellm. ``benchmark`` (``"tau2"`` or ``"tau3"``) picks the guidelines
+    text of the system prompt. The seed given to :meth:`reset` overrides ``llm_args["seed"]``;
     with neither, no seed is sent. ``cost`` sums the provider-reported cost of the episode
     (``None`` while no reply has reported one). ``cache`` (a :class:`ReplyCache` or the path of
     its SQLite file) answers a request it has seen before without calling the model.
@@ -60,6 +62,7 @@ class LLMUser(UserSimulator):
         llm_args: Mapping[str, Any] | None = None,
         data_dir: str | os.PathLike[str] | None = None,
         cache: ReplyCache | str | os.PathLike[str] | None = None,
+        benchmark: str = DEFAULT_BENCHMARK,
     ) -> None:
         self.cache = open_reply_cache(cache)
         self.model = (
@@ -67,6 +70,7 @@ class LLMUser(UserSimulator):
         )
         self.llm_args = dict(llm_args or {})
         self.data_dir = data_dir
+        self.benchmark = check_benchmark(benchmark)
         self._base = LiteLLMChatModel.from_args(self.model, self.llm_args)
         self.chat_model = self._base
         self.task: Task | None = None
@@ -86,7 +90,7 @@ class LLMUser(UserSimulator):
     def reset(self, task: Task, seed: int | None = None) -> None:
         """Build the system prompt for ``task``; ``seed`` goes to the provider."""
         self.task = task
-        self._system = user_system_prompt(task, self.data_dir)
+        self._system = user_system_prompt(task, self.data_dir, self.benchmark)
         if seed is not None:
             self.chat_model = dataclasses.replace(self._base, seed=seed)
         else:

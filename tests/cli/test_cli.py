@@ -351,11 +351,13 @@ def test_audit_finds_exactly_the_do_nothing_passes(tau2_tasks):
 
 
 def test_audit_on_the_tau3_tasks(tau3_tasks):
-    done = cli("audit", "--tasks", str(TAU3), "--json")
+    done = cli("audit", "--benchmark", "tau3", "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
+    assert (report["benchmark"], report["task_set"], report["tasks"]) == ("tau3", "tau3", 50)
     assert report["counts"]["noop"] == 23 and report["counts"]["gold"] == 50
     assert report["passed"]["noop"] == expected_do_nothing_passes(tau3_tasks)
+    assert "noop passes 23/50: 0, 1, 2, 4," in cli("audit", "--benchmark", "tau3").stdout
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from airline_gym import __version__
 from airline_gym.cli import tasks as tasks_command
 from airline_gym.cli.main import COMMANDS, main
 from airline_gym.harness.evaluate import EvalConfig, evaluate
+from tests.conftest import need_shared_tau3
 
 ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 ANSI = re.compile(r"\x1b\[")
@@ -86,6 +87,8 @@ EXAMPLES = [
 
 @pytest.mark.parametrize("args", EXAMPLES, ids=[" ".join(a) or "(none)" for a in EXAMPLES])
 def test_every_tasks_example_finds_tasks(args: list[str], capsys: pytest.CaptureFixture) -> None:
+    if "tau3" in args:
+        need_shared_tau3()
     assert main(["tasks", *args]) == 0
     out = capsys.readouterr().out
     if "--json" in args:

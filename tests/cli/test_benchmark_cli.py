@@ -1,0 +1,76 @@
+"""``--benchmark tau3`` on the commands: tasks, show, eval, regrade (the tau3 leaderboard runs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_cli import cli
+from tests.conftest import SHARED
+
+pytestmark = pytest.mark.usefixtures("tau3")
+T3NEW = sorted((SHARED / "trajectories").glob("t3new__*.json"))
+
+
+def test_regrade_agrees_with_every_recorded_tau3_reward() -> None:
+    assert T3NEW
+    done = cli("regrade", "--benchmark", "tau3", "--json", *map(str, T3NEW))
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(records) == 50 * len(T3NEW)
+    assert all(r["agrees"] and r["benchmark"] == "tau3" for r in records)
+    assert all(r["recorded_reward"] is not None for r in records)
+    assert f"agreement: {len(records)}/{len(records)} simulations" in done.stderr
+    for path in T3NEW:
+        assert f"{path}: benchmark tau3 (recognised from the file's tasks)" in done.stderr
+
+
+def test_regrade_takes_the_version_from_the_file_and_says_so(tmp_path: Path) -> None:
+    data = json.loads(T3NEW[0].read_text())
+    bare = tmp_path / "bare.json"  # simulations only: the file cannot tell its version
+    bare.write_text(json.dumps(data["simulations"]))
+    told = cli("regrade", "--benchmark", "tau3", str(bare))
+    assert told.returncode == 0, told.stderr[-2000:]
+    assert "benchmark tau3 (as --benchmark says (the file does not tell))" in told.stderr
+    default = cli("regrade", str(bare))
+    assert default.returncode == 1  # graded against the tau2 tasks: some disagree
+    assert (
+        "benchmark tau2 (the default (the file does not tell)); if it is a tau3 run, pass "
+        "--benchmark tau3" in default.stderr
+    )
+    wrong = cli("regrade", "--benchmark", "tau2", str(T3NEW[0]))
+    assert wrong.returncode == 0  # the file's own tasks win, and the version with them
+    assert "benchmark tau3 (recognised from the file's tasks, not --benchmark tau2)" in wrong.stderr
+
+
+def test_tasks_and_show_list_the_tau3_tasks() -> None:
+    listed = json.loads(cli("tasks", "--benchmark", "tau3", "--json").stdout)
+    assert len(listed) == 50
+    tau2 = json.loads(cli("show", "7", "--json").stdout)
+    tau3 = json.loads(cli("show", "7", "--benchmark", "tau3", "--json").stdout)
+    cabins = [
+        [a["arguments"].get("cabin") for a in t["actions"] if a["name"].startswith("update")]
+        for t in (tau2, tau3)
+    ]
+    assert cabins == [["economy"], ["business"]]  # spec 9.4, task 7
+    assert "task 7 (tau3;" in cli("show", "7", "--benchmark", "tau3").stdout
+    refused = cli("show", "7", "--benchmark", "tau2", "--tasks", "tau3")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1
+    assert "choose the version with benchmark 'tau3'" in refused.stderr
+
+
+def test_eval_records_the_version_and_resume_keeps_it(tmp_path: Path) -> None:
+    out = tmp_path / "gold.json"
+    done = cli("eval", "--agent", "gold", "--benchmark", "tau3", "--task-ids", "2,7", "--out",
+               str(out), "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results = json.loads(out.read_text())
+    assert results["info"]["benchmark"] == "tau3" and results["info"]["task_set"] == "tau3"
+    assert [s["reward_info"]["reward"] for s in results["simulations"]] == [1.0, 1.0]
+    summary = json.loads(done.stdout)
+    assert summary["benchmark"] == "tau3" and summary["infrastructure_errors"] == 0
+    again = cli("eval", "--agent", "gold", "--task-ids", "2,7", "--out", str(out), "--resume")
+    assert again.returncode == 2
+    assert "it was run with --benchmark 'tau3', this run has 'tau2'" in again.stderr
