@@ -12,6 +12,12 @@ runner derives it, shared by agent and customer). --protocol gym offers done and
 episode on ###STOP### in the agent's text, as tau2's gym wrapper does; it is the default for
 the built-in agents. The protocol is recorded in the results file's info.
 
+--benchmark tau3 runs today's leaderboard version (tau3-bench's tasks and customer guidelines,
+fetched on first use): under the leaderboard protocol a failed simulation is re-run from the
+start with the same seed up to --max-retries times, then recorded as infrastructure_error, which
+pass^k and the mean leave out unless --count-failures-as-zero. The default, tau2, is the legacy
+version. The version is recorded in the results file's info.
+
 At the end: pass^1..pass^k, mean reward, termination reasons, tool errors and steps per
 episode, and cost where reported. With the LLM customer, each simulation also carries the
 customer audit (user_audit: turns that break the customer's scenario, as 'airline-gym
@@ -29,6 +35,8 @@ without calling the model (hits and misses are in the summary and the results' i
       --api-base http://localhost:8000/v1 --user-model gpt-4.1 --out qwen.json
   airline-gym eval --agent-model gpt-4.1 --user-model gpt-4.1 --out gpt41.json --resume
   airline-gym eval --agent noop --task-ids 0,1,2 --benchmark tau3
+  airline-gym eval --benchmark tau3 --agent-model MODEL --user-model gpt-5.2 \\
+      --user-llm-args '{"reasoning_effort": "low"}' --trials 4 --seed 300 --out tau3.json
 """
 
 from __future__ import annotations
