@@ -12,11 +12,9 @@ runner derives it, shared by agent and customer). --protocol gym offers done and
 episode on ###STOP### in the agent's text, as tau2's gym wrapper does; it is the default for
 the built-in agents. The protocol is recorded in the results file's info.
 
---benchmark tau3 runs today's leaderboard version (tau3-bench's tasks and customer guidelines,
-fetched on first use): under the leaderboard protocol a failed simulation is re-run from the
-start with the same seed up to --max-retries times, then recorded as infrastructure_error, which
-pass^k and the mean leave out unless --count-failures-as-zero. The default, tau2, is the legacy
-version. The version is recorded in the results file's info.
+--benchmark tau3 is today's leaderboard (tau2, the default, its legacy; recorded in the info):
+tau3-bench's tasks and customer guidelines, and a failed simulation re-run up to --max-retries
+times, then recorded as infrastructure_error (not counted unless --count-failures-as-zero).
 
 At the end: pass^1..pass^k, mean reward, termination reasons, tool errors and steps per
 episode, and cost where reported. With the LLM customer, each simulation also carries the
@@ -54,10 +52,10 @@ from airline_gym.cli.eval_out import check_out, interrupted_line
 from airline_gym.cli.options import (
     add_benchmark_arguments,
     add_customer_arguments,
+    add_failure_arguments,
     check_customer,
     local_api_key,
 )
-from airline_gym.domain.benchmarks import TAU3
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.errors import AgentError, ConfigError, require
 from airline_gym.harness.evaluate import (
@@ -75,7 +73,7 @@ from airline_gym.harness.results import (
     sim_reward,
     summarize,
 )
-from airline_gym.harness.retry import TAU3_REQUEST_RETRIES
+from airline_gym.harness.retry import retries_per_request
 from airline_gym.harness.user_audit import audit_summary, format_audit_summary
 from airline_gym.progress import Progress
 
@@ -111,14 +109,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="seconds per request (default: none, as the reference: no request is cut short)",
     )
-    llm.add_argument(
-        "--max-retries",
-        type=int,
-        default=3,
-        help="tau2: retries per request (3); tau3 with the leaderboard protocol: re-runs of a "
-        "failed simulation (3; each request is retried 3 times), as each version's 'tau2 run' "
-        "means it",
-    )
     llm.add_argument("--max-tokens", type=int, metavar="N", help="cap on tokens per reply (both)")
     llm.add_argument(
         "--llm-args",
@@ -152,12 +142,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --resume, also rerun agent_error/user_error simulations",
     )
-    output.add_argument(
-        "--count-failures-as-zero",
-        action="store_true",
-        help="count infrastructure_error simulations (tau3) as reward 0 in pass^k and the mean "
-        "(default: left out, as tau3 does)",
-    )
+    add_failure_arguments(llm, output)
     output.add_argument("--plot", metavar="PNG", help="draw the pass^k curve (needs matplotlib)")
     output.add_argument("--json", action="store_true", help="print the summary as JSON")
     output.add_argument(
@@ -194,7 +179,7 @@ def _config(args: argparse.Namespace) -> EvalConfig:
         if not task_ids:
             raise ConfigError(f"--task-ids: no task id in {args.task_ids!r}")
     protocol = args.protocol or ("leaderboard" if args.agent_model else "gym")
-    request_retries = _request_retries(args, protocol)
+    request_retries = retries_per_request(args.benchmark, protocol, args.max_retries)
     user_llm_args: dict[str, Any] | None = None
     if user == "llm":
         from airline_gym.users import DEFAULT_USER_MODEL, USER_MODEL_ENV
@@ -226,13 +211,6 @@ def _config(args: argparse.Namespace) -> EvalConfig:
         protocol=protocol,
         user_cache=args.user_cache,
     )
-
-
-def _request_retries(args: argparse.Namespace, protocol: str) -> int:
-    """Retries per LLM request: --max-retries, except where tau3 spends it on whole simulations
-    (its per-request retries are then its fixed 3)."""
-    tau3_policy = args.benchmark == TAU3 and protocol == "leaderboard"
-    return TAU3_REQUEST_RETRIES if tau3_policy else int(args.max_retries)
 
 
 #: The CLI's way out when the agent's model has no key (not the Python options of a customer).
@@ -349,7 +327,7 @@ def run(args: argparse.Namespace) -> int:
         _check_plot_support()
     if args.resume and not args.out:
         raise ConfigError("--resume needs --out FILE (the results file to continue)")
-    agent = _agent(args, _request_retries(args, config.protocol))
+    agent = _agent(args, retries_per_request(args.benchmark, config.protocol, args.max_retries))
     task_set = load_task_set(config.task_set_name)
     select_task_ids(task_set, config)  # unknown ids: one line, before anything runs
     if config.user == "llm":  # fail fast, before any episode, when the customer cannot run

@@ -7,7 +7,13 @@ import argparse
 import os
 from typing import Any
 
-__all__ = ["add_benchmark_arguments", "add_customer_arguments", "check_customer", "local_api_key"]
+__all__ = [
+    "add_benchmark_arguments",
+    "add_customer_arguments",
+    "add_failure_arguments",
+    "check_customer",
+    "local_api_key",
+]
 
 
 def local_api_key(model: str, api_base: str | None, api_key: str | None) -> str | None:
@@ -64,4 +70,26 @@ def add_benchmark_arguments(group: argparse._ActionsContainer) -> None:
     )
     group.add_argument(
         "--tasks", metavar="PATH", help="a custom tasks.json instead of the benchmark's tasks"
+    )
+
+
+def add_failure_arguments(
+    llm: argparse._ActionsContainer, output: argparse._ActionsContainer
+) -> None:
+    """``--max-retries`` (what each benchmark version's ``tau2 run`` means by it) and
+    ``--count-failures-as-zero`` (how the summary counts tau3's infrastructure errors)."""
+    llm.add_argument(
+        "--max-retries",
+        type=int,
+        default=3,
+        help="tau2: retries per request (3); tau3 with the leaderboard protocol: re-runs of a "
+        "failed simulation (3; each request is retried 3 times), as each version's 'tau2 run' "
+        "means it",
+    )
+
+    output.add_argument(
+        "--count-failures-as-zero",
+        action="store_true",
+        help="count infrastructure_error simulations (tau3) as reward 0 in pass^k and the mean "
+        "(default: left out, as tau3 does)",
     )

@@ -8,9 +8,7 @@ reused); any other agent's ``act`` may block, so its episodes run in threads, ea
 env. Both give the same simulations (every episode is seeded at reset). Per-episode seeds are
 derived from ``config.seed``: under the ``leaderboard`` protocol one seed per trial as
 ``tau2 run`` derives it (the same for every task, shared by agent and customer), under ``gym``
-one per (task, trial). Under the ``tau3`` benchmark with the ``leaderboard`` protocol a failed
-simulation is played again from the start and, failing every time, recorded as
-``infrastructure_error`` (tau3's failure policy, :mod:`airline_gym.harness.retry`).
+one per (task, trial). Failures follow the benchmark's policy (:mod:`airline_gym.harness.retry`).
 With ``out``, finished simulations are journalled as they end and the results file is written
 once at the end (:mod:`airline_gym.harness.journal`); ``resume=True`` continues a killed or
 shorter run. The command line is ``airline-gym eval`` (:mod:`airline_gym.cli.eval`).
@@ -21,10 +19,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
-import hashlib
 import inspect
 import os
-import random
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from airline_gym.agents.registry import BUILTIN_AGENTS, builtin_agent, describe_builtin
-from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, TAU3, benchmark_tasks, check_benchmark
+from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, benchmark_tasks
 from airline_gym.domain.grading import AGENT_ERROR, INFRASTRUCTURE_ERROR, USER_ERROR
 from airline_gym.domain.tasks import TaskSet, load_task_set, task_key
 from airline_gym.domain.user_audit import audit_conversation
@@ -47,9 +43,10 @@ from airline_gym.harness.results import (
     simulation_record,
     task_sort_key,
 )
-from airline_gym.harness.retry import RetryPolicy
+from airline_gym.harness.retry import failure_policy
 from airline_gym.harness.run_info import check_resumable, describe_agent, run_info
 from airline_gym.harness.runner import EpisodeResult, arun_episode, run_episode
+from airline_gym.harness.seeds import episode_seed
 from airline_gym.harness.user_audit import USER_AUDIT_KEY
 from airline_gym.llm.reply_cache import ReplyCache, open_reply_cache
 
@@ -77,8 +74,7 @@ Progress = Callable[[JSONObject | None, int, int, Results], None]
 class EvalConfig:
     """What to run: the tasks, trials, customer and limits (see ``airline-gym eval --help``)."""
 
-    #: A tasks.json path; ``None``: the benchmark's own task set.
-    tasks: str | os.PathLike[str] | None = None
+    tasks: str | os.PathLike[str] | None = None  # a tasks.json; None: the benchmark's
     split: str = "base"
     task_ids: Sequence[str | int] | None = None
     trials: int = 1
@@ -96,10 +92,9 @@ class EvalConfig:
     #: A reply cache for the LLM customer: the path of its SQLite file, or a ``ReplyCache``
     #: (its hits and misses go into the results' ``info["user_cache"]``).
     user_cache: ReplyCache | str | os.PathLike[str] | None = None
-    #: "tau2" or "tau3": task set, customer guidelines and failure policy as one unit.
+    #: "tau2" or "tau3": task set, customer guidelines and failure policy as one unit; tau3's
+    #: re-runs a failed simulation ``simulation_retries`` times, ``retry_delay`` s apart.
     benchmark: str = DEFAULT_BENCHMARK
-    #: tau3 with the leaderboard protocol: re-runs of a failed simulation, and the pause
-    #: between them (see :mod:`airline_gym.harness.retry`).
     simulation_retries: int = 3
     retry_delay: float = 1.0
 
@@ -107,13 +102,6 @@ class EvalConfig:
     def task_set_name(self) -> str:
         """The task set run: a path as given, else the benchmark's name."""
         return str(benchmark_tasks(self.tasks, self.benchmark))
-
-    @property
-    def retry_policy(self) -> RetryPolicy | None:
-        """tau3's failure policy when it applies (tau3 with the leaderboard protocol)."""
-        if self.benchmark == TAU3 and self.protocol == "leaderboard":
-            return RetryPolicy(self.simulation_retries, self.retry_delay)
-        return None
 
     def validate(self) -> None:
         """Raise a one-line ``ValueError`` for an impossible setting."""
@@ -126,11 +114,8 @@ class EvalConfig:
                     f"{name.replace('_', '-')} must be a whole number >= 1: {value!r}"
                 )
         get_protocol(self.protocol)
-        check_benchmark(self.benchmark)
+        failure_policy(self)
         benchmark_tasks(self.tasks, self.benchmark)
-        retries = self.simulation_retries
-        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-            raise ConfigError(f"simulation_retries must be a whole number >= 0: {retries!r}")
 
     def make_env(self) -> Any:
         """A fresh env for one episode of this run."""
@@ -149,19 +134,6 @@ class EvalConfig:
             user_cache=self.user_cache,
             benchmark=self.benchmark,
         )
-
-
-def episode_seed(seed: int, task_id: str, trial: int, protocol: str = "gym") -> int:
-    """The seed of one (task, trial), derived deterministically from the run's ``seed``.
-
-    ``leaderboard``: tau2's runner's, ``random.seed(seed)`` then one ``randint(0, 1000000)``
-    per trial (the same for every task). ``gym``: one per (task, trial) from a hash.
-    """
-    if protocol == "leaderboard":
-        rng = random.Random(seed)  # the same stream as the global random after random.seed()
-        return [rng.randint(0, 1000000) for _ in range(trial + 1)][trial]
-    digest = hashlib.sha256(f"{seed}:{task_id}:{trial}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") % (2**31 - 1)
 
 
 def _factory(agent: Any, task_set: TaskSet) -> AgentFactory:
@@ -316,6 +288,7 @@ class _Run:
         agent = results.info.get("agent_info") or {}
         self.name = f"{results.info['task_set']}|{agent.get('implementation')}|{agent.get('llm')}"
         self.lines: dict[int, str] = {}
+        self.policy = failure_policy(config)
         self.audit_customer = _llm_customer(config.user)
         cache = config.user_cache
         self.cache = cache if isinstance(cache, ReplyCache) else None
@@ -341,9 +314,7 @@ class _Run:
         def attempt() -> EpisodeResult:
             return run_episode(self.config.make_env(), self.make_agent(seed), task_id, seed)
 
-        policy = self.config.retry_policy
-        result = attempt() if policy is None else policy.play(attempt, task_id, seed)
-        return self._record(result, task_id, trial)
+        return self._record(self.policy.play(attempt, task_id, seed), task_id, trial)
 
     async def aone(self, env: Any, job: tuple[str, int]) -> JSONObject:
         """Play one (task, trial) on ``env`` (reused: every episode is seeded at reset)."""
@@ -353,9 +324,7 @@ class _Run:
         async def attempt() -> EpisodeResult:
             return await arun_episode(env, self.make_agent(seed), task_id, seed)
 
-        policy = self.config.retry_policy
-        result = await (attempt() if policy is None else policy.aplay(attempt, task_id, seed))
-        return self._record(result, task_id, trial)
+        return self._record(await self.policy.aplay(attempt, task_id, seed), task_id, trial)
 
     def finished(self, sim: JSONObject, total: int) -> None:
         """Journal a finished simulation and report it."""

@@ -17,12 +17,21 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
+from airline_gym.domain.benchmarks import TAU3
 from airline_gym.domain.grading import AGENT_ERROR, INFRASTRUCTURE_ERROR, USER_ERROR
+from airline_gym.errors import ConfigError
 from airline_gym.harness.results import now
 from airline_gym.harness.runner import EpisodeResult, run_sync
 
-__all__ = ["FAILED_ENDINGS", "TAU3_REQUEST_RETRIES", "RetryPolicy"]
+__all__ = [
+    "FAILED_ENDINGS",
+    "TAU3_REQUEST_RETRIES",
+    "RetryPolicy",
+    "failure_policy",
+    "retries_per_request",
+]
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +44,17 @@ TAU3_REQUEST_RETRIES = 3
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """``retries`` re-runs of a failed simulation, ``delay`` seconds apart (tau3: 3 and 1 s)."""
+    """``retries`` re-runs of a failed simulation, ``delay`` seconds apart (tau3: 3 and 1 s);
+    ``keeps_failures``: tau2's policy instead (the one attempt's result, whatever it is)."""
 
     retries: int = 3
     delay: float = 1.0
+    keeps_failures: bool = False
+
+    def __post_init__(self) -> None:
+        retries = self.retries
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ConfigError(f"simulation retries must be a whole number >= 0: {retries!r}")
 
     def play(
         self, attempt: Callable[[], EpisodeResult], task_id: str, seed: int | None
@@ -66,6 +82,8 @@ class RetryPolicy:
         task_id: str,
         seed: int | None,
     ) -> EpisodeResult:
+        if self.keeps_failures:
+            return await attempt()
         started, clock = now(), time.perf_counter()
         cause = ""
         for number in range(self.retries + 1):
@@ -113,6 +131,24 @@ class RetryPolicy:
             start_time=started,
             end_time=now(),
         )
+
+
+def failure_policy(config: Any) -> RetryPolicy:
+    """The policy of a run (an ``EvalConfig``): tau3's with the leaderboard protocol, else tau2's
+    (keep failures as they ended)."""
+    tau3_run = _tau3_policy(config.benchmark, config.protocol)
+    retries, delay = config.simulation_retries, config.retry_delay
+    return RetryPolicy(retries, delay, keeps_failures=not tau3_run)
+
+
+def retries_per_request(benchmark: str, protocol: str, max_retries: int) -> int:
+    """Retries per LLM request for ``--max-retries``: itself, except where tau3 spends it on
+    whole simulations (its requests then keep tau3's fixed 3)."""
+    return TAU3_REQUEST_RETRIES if _tau3_policy(benchmark, protocol) else int(max_retries)
+
+
+def _tau3_policy(benchmark: str, protocol: str) -> bool:
+    return benchmark == TAU3 and protocol == "leaderboard"
 
 
 def _failed(result: EpisodeResult) -> str:
