@@ -85,3 +85,28 @@ def test_the_trl_example_names_what_the_reader_fills_in() -> None:
     first = code.splitlines()[0]
     assert free == {"model", "tokenizer", "TASKS", "args"}
     assert first.startswith("# Yours to fill in:") and all(name in first for name in free)
+
+
+def _section(text: str, title: str) -> str:
+    start = text.index(f"### {title}\n")
+    end = text.find("\n#", start + 4)
+    return text[start : end if end > 0 else len(text)]
+
+
+def test_the_readme_says_where_every_outside_file_comes_from() -> None:
+    text = README.read_text()
+    origins = _section(text, "Files not in this repository")
+    named = set(
+        re.findall(r"`(\.\./shared/[\w./*-]+|t[23]\w*__[\w.-]+\.json|tau3-[\w-]+\.json)", text)
+    )
+    assert named, "the README names no outside file"
+    for name in named:
+        if name.startswith("../shared/"):
+            assert f"../shared/{name.split('/')[2]}" in origins, name
+        elif name.startswith(("t2old__", "t3new__")) and "task_id_fix" not in name:
+            assert f"`{name[:7]}...`" in origins, name  # one of the recorded runs
+        else:
+            assert name in origins, name
+    for module in ("tasks", "show", "eval", "audit"):
+        doc = __import__(f"airline_gym.cli.{module}", fromlist=["x"]).__doc__
+        assert "tau3-airline-tasks.json" not in doc and "../shared" not in doc, module
