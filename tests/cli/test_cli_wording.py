@@ -110,3 +110,4 @@ def test_the_readme_says_where_every_outside_file_comes_from() -> None:
     for module in ("tasks", "show", "eval", "audit"):
         doc = __import__(f"airline_gym.cli.{module}", fromlist=["x"]).__doc__
         assert "tau3-airline-tasks.json" not in doc and "../shared" not in doc, module
+        assert "--tasks tau3" not in doc, module
