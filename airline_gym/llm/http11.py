@@ -113,8 +113,9 @@ def _target(url: str) -> tuple[Key, str, str]:
 async def _connect(key: Key, deadline: float | None) -> _Connection:
     scheme, host, port = key
     tls = _ssl_context() if scheme == "https" else None
+    left = seconds_left(deadline)  # before the coroutine exists: none is left un-awaited
     opening = asyncio.open_connection(host, port, ssl=tls, limit=_READ_SIZE)
-    reader, writer = await asyncio.wait_for(opening, seconds_left(deadline))
+    reader, writer = await asyncio.wait_for(opening, left)
     return _Connection(reader, writer)
 
 
@@ -129,9 +130,8 @@ async def _exchange(
     reply = ReplyReader(conn.h11)
     complete = reply.advance()
     while not complete:  # b"" at the end of the stream: h11 decides what it means
-        complete = reply.feed(
-            await asyncio.wait_for(conn.reader.read(_READ_SIZE), seconds_left(deadline))
-        )
+        left = seconds_left(deadline)  # before the read's coroutine exists (never un-awaited)
+        complete = reply.feed(await asyncio.wait_for(conn.reader.read(_READ_SIZE), left))
     return reply.status, reply.body, reply.headers
 
 
