@@ -16,6 +16,8 @@ from airline_gym.agents import builtin_agent
 from airline_gym.cli.main import main
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.harness.evaluate import EvalConfig, evaluate
+from airline_gym.harness.regrade import regrade_run
+from airline_gym.harness.regrade import summary as regrade_summary
 from airline_gym.harness.results import format_summary, pass_hat_k, summarize
 from airline_gym.testing.openai_server import OpenAIServer, Reply
 
@@ -121,6 +123,13 @@ def test_failing_every_attempt_is_an_infrastructure_error_left_out_of_the_metric
     text = format_summary(summarize(json.loads(out.read_text())))
     assert "infrastructure errors: 1 (left out of pass^k and the mean reward" in text
     assert "mean reward: 1.000 (1/1 successes)" in text
+    # tasks 0 and 1 are the same in both versions: the info tells; the failure has no grade
+    regraded = regrade_run(out)
+    assert regraded.benchmark == "tau3" and regraded.how == "recorded in the file's info"
+    assert [r.grade is None for r in regraded.results] == [False, True]
+    assert regrade_summary(regraded.results) == (
+        "agreement: 2/2 simulations (1 infrastructure_error, not graded: no reward)"
+    )
 
 
 def test_count_failures_as_zero_on_the_command_line(
