@@ -9,6 +9,11 @@ code 1 if the gold agent fails a task (the task set or the env is broken).
   airline-gym audit
   airline-gym audit --benchmark tau3
   airline-gym audit --json
+  airline-gym audit --reward-basis DB,COMMUNICATE --reward-basis DB,COMMUNICATE,ACTION
+
+With --reward-basis (repeatable), each agent's episodes are graded on every basis given and
+the counts are shown per basis; NL_ASSERTION asks an LLM judge (--judge-model,
+--judge-api-base). The gold agent is checked (exit 1) under the tasks' own basis only.
 """
 
 from __future__ import annotations
@@ -16,9 +21,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from airline_gym.cli.formatting import format_table
-from airline_gym.cli.options import add_benchmark_arguments
+from airline_gym.cli.options import (
+    add_benchmark_arguments,
+    add_reward_basis_arguments,
+    judge_from_args,
+    reward_bases,
+)
 from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, benchmark_tasks
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.harness.results import is_success
@@ -34,19 +45,54 @@ def audit(
 ) -> dict[str, list[str]]:
     """Agent name -> ids of the tasks it passes (``noop``, ``transfer``, ``gold``); ``tasks``:
     a tasks.json path, default the benchmark's own."""
+    return audit_bases(tasks, split, seed, benchmark)[None]
+
+
+def audit_bases(
+    tasks: str | None = None,
+    split: str = "base",
+    seed: int = 0,
+    benchmark: str = DEFAULT_BENCHMARK,
+    bases: list[tuple[str, ...]] | None = None,
+    judge: Any = None,
+) -> dict[tuple[str, ...] | None, dict[str, list[str]]]:
+    """Basis (None: the tasks' own) -> agent name -> ids of the tasks it passes.
+
+    Each agent plays each task once; its episode is graded on every basis (the judge, needed
+    for NL_ASSERTION, is asked once per episode and basis).
+    """
     from airline_gym.agents import builtin_agent
+    from airline_gym.domain.grading import grade_with_judge
     from airline_gym.env.airline_env import AirlineEnv
     from airline_gym.harness.runner import run_episode
 
     task_set = load_task_set(benchmark_tasks(tasks, benchmark))
     ids = [t.id for t in task_set.split(split)]
     env = AirlineEnv(tasks=tasks, user="scripted", benchmark=benchmark)
-    passed: dict[str, list[str]] = {name: [] for name in AUDITED}
+    keys: list[tuple[str, ...] | None] = [None, *(bases or [])]
+    passed: dict[tuple[str, ...] | None, dict[str, list[str]]] = {
+        key: {name: [] for name in AUDITED} for key in keys
+    }
     for name in AUDITED:
         for task_id in ids:
             result = run_episode(env, builtin_agent(name, task_set, seed), task_id, seed=seed)
             if is_success(result.reward_info.get("reward")):
-                passed[name].append(task_id)
+                passed[None][name].append(task_id)
+            episode = env.episode
+            assert episode is not None
+            for basis in bases or []:
+                grade = grade_with_judge(
+                    episode.task,
+                    episode.db,
+                    episode.transcript(),
+                    episode.termination_reason or "",
+                    basis,
+                    judge,
+                )
+                if grade.judge_error:
+                    raise RuntimeError(f"task {task_id} ({name}): {grade.judge_error}")
+                if is_success(grade.reward):
+                    passed[basis][name].append(task_id)
     return passed
 
 
@@ -55,27 +101,50 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_benchmark_arguments(parser)
     parser.add_argument("--split", default="base", help="train, test or base (all; default)")
     parser.add_argument("--json", action="store_true", help="the passed task ids as JSON")
+    add_reward_basis_arguments(parser, repeatable=True)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym audit``."""
     task_set = load_task_set(benchmark_tasks(args.tasks, args.benchmark))
     ids = [t.id for t in task_set.split(args.split)]
-    passed = audit(args.tasks, args.split, benchmark=args.benchmark)
+    bases = reward_bases(args)
+    try:
+        judge = judge_from_args(args, bases)
+        by_basis = audit_bases(args.tasks, args.split, 0, args.benchmark, bases, judge)
+    except RuntimeError as exc:
+        print(f"airline-gym audit: the NL judge failed: {exc}", file=sys.stderr)
+        return 1
+    passed = by_basis[None]
     gold_failed = [t for t in ids if t not in passed["gold"]]
     if args.json:
-        print(
-            json.dumps(
+        record: dict[str, Any] = {
+            "benchmark": args.benchmark,
+            "task_set": task_set.name,
+            "split": args.split,
+            "tasks": len(ids),
+            "passed": passed,
+            "counts": {name: len(v) for name, v in passed.items()},
+        }
+        if bases:
+            record["by_basis"] = [
                 {
-                    "benchmark": args.benchmark,
-                    "task_set": task_set.name,
-                    "split": args.split,
-                    "tasks": len(ids),
-                    "passed": passed,
-                    "counts": {name: len(v) for name, v in passed.items()},
+                    "reward_basis": list(basis),
+                    "passed": by_basis[basis],
+                    "counts": {name: len(v) for name, v in by_basis[basis].items()},
                 }
+                for basis in bases
+            ]
+        print(json.dumps(record))
+    elif bases:
+        rows = [
+            (
+                "own (leaderboard)" if basis is None else ",".join(basis),
+                *(f"{len(by_basis[basis][name])}/{len(ids)}" for name in AUDITED),
             )
-        )
+            for basis in by_basis
+        ]
+        print(format_table(("reward basis", *AUDITED), rows))
     else:
         rows = [(t, *("pass" if t in passed[name] else "-" for name in AUDITED)) for t in ids]
         print(format_table(("task", *AUDITED), rows))

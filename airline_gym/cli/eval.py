@@ -53,8 +53,11 @@ from airline_gym.cli.options import (
     add_benchmark_arguments,
     add_customer_arguments,
     add_failure_arguments,
+    add_reward_basis_arguments,
     check_customer,
+    grading_settings,
     local_api_key,
+    server_args,
 )
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.errors import AgentError, ConfigError, require
@@ -134,6 +137,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="leaderboard (tau2 run; default with --agent-model) or gym (tau2's gym wrapper, "
         "with done; default with --agent)",
     )
+    add_reward_basis_arguments(parser.add_argument_group("grading (opt-in)"))
     output = parser.add_argument_group("output")
     output.add_argument("--out", metavar="FILE", help="results file (default results/<...>.json)")
     output.add_argument("--resume", action="store_true", help="continue the run in --out")
@@ -189,11 +193,7 @@ def _config(args: argparse.Namespace) -> EvalConfig:
         user_llm_args["max_retries"] = request_retries
         if args.timeout is not None:
             user_llm_args["timeout"] = args.timeout
-        if args.user_api_base:
-            user_llm_args["api_base"] = args.user_api_base
-        key = local_api_key(model, args.user_api_base, args.user_api_key)
-        if key:
-            user_llm_args["api_key"] = key
+        user_llm_args.update(server_args(model, args.user_api_base, args.user_api_key))
     return EvalConfig(
         tasks=args.tasks,
         benchmark=args.benchmark,
@@ -210,6 +210,7 @@ def _config(args: argparse.Namespace) -> EvalConfig:
         concurrency=args.concurrency,
         protocol=protocol,
         user_cache=args.user_cache,
+        **grading_settings(args),
     )
 
 

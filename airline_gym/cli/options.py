@@ -1,5 +1,6 @@
-"""Option helpers shared by commands: the customer's (eval, demo, play) and the benchmark
-version's (eval, audit, tasks, show, play)."""
+"""Option helpers shared by commands: the customer's (eval, demo, play), the benchmark
+version's (eval, audit, tasks, show, play) and the grading's (eval, regrade, audit:
+``--reward-basis`` and its judge)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,13 @@ __all__ = [
     "add_benchmark_arguments",
     "add_customer_arguments",
     "add_failure_arguments",
+    "add_reward_basis_arguments",
     "check_customer",
+    "grading_settings",
+    "judge_from_args",
     "local_api_key",
+    "reward_bases",
+    "server_args",
 ]
 
 
@@ -93,3 +99,62 @@ def add_failure_arguments(
         help="count infrastructure_error simulations (tau3) as reward 0 in pass^k and the mean "
         "(default: left out, as tau3 does)",
     )
+
+
+def add_reward_basis_arguments(group: argparse._ActionsContainer, repeatable: bool = False) -> None:
+    """``--reward-basis`` (opt-in grading components) and the NL judge's model and server."""
+    group.add_argument(
+        "--reward-basis",
+        action="append" if repeatable else "store",
+        metavar="BASIS",
+        help="grade on these components instead of each task's own (DB,COMMUNICATE, the "
+        "leaderboard's): any of DB, COMMUNICATE, ACTION, NL_ASSERTION, comma-separated"
+        + (" (repeat to compare several)" if repeatable else ""),
+    )
+    group.add_argument(
+        "--judge-model",
+        metavar="MODEL",
+        help="litellm model of the NL_ASSERTION judge (default: the reference's gpt-4o-mini)",
+    )
+    group.add_argument(
+        "--judge-api-base", metavar="URL", help="OpenAI-compatible URL for the judge"
+    )
+    group.add_argument("--judge-api-key", help="API key for the judge's model (default: from env)")
+
+
+def reward_bases(args: argparse.Namespace) -> list[tuple[str, ...]]:
+    """The ``--reward-basis`` values, parsed (ConfigError on an unknown name)."""
+    from airline_gym.domain.task_checks import run_basis
+
+    given = getattr(args, "reward_basis", None)  # absent from hand-built Namespaces
+    if given is None:
+        return []
+    texts = [given] if isinstance(given, str) else given
+    return [run_basis(text, "--reward-basis") for text in texts]
+
+
+def judge_from_args(args: argparse.Namespace, bases: list[tuple[str, ...]]) -> Any:
+    """The NL judge's chat model when a basis names NL_ASSERTION, else None."""
+    if not any("NL_ASSERTION" in basis for basis in bases):
+        return None
+    from airline_gym.domain.nl_assertions import DEFAULT_JUDGE_MODEL, make_judge
+
+    model = getattr(args, "judge_model", None) or DEFAULT_JUDGE_MODEL
+    api_base, key = getattr(args, "judge_api_base", None), getattr(args, "judge_api_key", None)
+    return make_judge(model, server_args(model, api_base, key))
+
+
+def grading_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """``reward_basis`` and ``judge`` for a run's config, from ``--reward-basis`` (one)."""
+    bases = reward_bases(args)
+    return {"reward_basis": bases[0] if bases else None, "judge": judge_from_args(args, bases)}
+
+
+def server_args(model: str, api_base: str | None, api_key: str | None) -> dict[str, Any]:
+    """``api_base`` and ``api_key`` llm args for a model's server (only those given; a keyless
+    local server gets :func:`local_api_key`'s placeholder)."""
+    out: dict[str, Any] = {"api_base": api_base} if api_base else {}
+    key = local_api_key(model, api_base, api_key)
+    if key:
+        out["api_key"] = key
+    return out

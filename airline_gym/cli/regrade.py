@@ -24,6 +24,11 @@ Examples:
   airline-gym regrade runs/*.json --json > regraded.jsonl
   airline-gym regrade tau3_run.json --benchmark tau3
   airline-gym regrade toolorchestra.json --task-id-map task_id_fix.json
+  airline-gym regrade results.json --reward-basis DB,COMMUNICATE,ACTION
+
+With --reward-basis, rewards are computed on that basis instead of each task's own; they are
+then not compared with the recorded ones (exit 1 only for simulations that could not be
+replayed or judged). NL_ASSERTION asks an LLM judge (--judge-model, --judge-api-base).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from airline_gym.cli.options import add_reward_basis_arguments, judge_from_args, reward_bases
 from airline_gym.data import DataError
 from airline_gym.domain.benchmarks import BENCHMARKS, DEFAULT_HOW
 from airline_gym.errors import MissingFileError
@@ -77,6 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="one JSON object per simulation instead of a table"
     )
+    add_reward_basis_arguments(parser)
 
 
 def _rows(results: list[RegradeResult]) -> list[tuple[str, ...]]:
@@ -168,8 +175,21 @@ def run(args: argparse.Namespace) -> int:
         if missing:
             raise MissingFileError(f"no such file: {', '.join(missing)}")
         id_map = load_task_id_map(args.task_id_map) if args.task_id_map else None
+        bases = reward_bases(args)
+        basis = bases[0] if bases else None
+        judge = judge_from_args(args, bases)
         per_file = [
-            (f, regrade_run(f, args.tasks, id_map, benchmark=getattr(args, "benchmark", None)))
+            (
+                f,
+                regrade_run(
+                    f,
+                    args.tasks,
+                    id_map,
+                    benchmark=getattr(args, "benchmark", None),
+                    reward_basis=basis,
+                    judge=judge,
+                ),
+            )
             for f in args.files
         ]
     except (OSError, ValueError, KeyError, DataError) as exc:

@@ -25,6 +25,7 @@ from airline_gym.data.manifest import (
     DATA_MODEL_SOURCE_NAME,
     ENV_DATA_DIR,
     GYM_AGENT_SOURCE_NAME,
+    NL_EVALUATOR_SOURCE_NAME,
     TOOLS_SOURCE_NAME,
     DataFiles,
 )
@@ -161,4 +162,5 @@ def _make_files(paths: dict[str, Path], source: str) -> DataFiles:
         tools_source=paths[TOOLS_SOURCE_NAME],
         data_model_source=paths[DATA_MODEL_SOURCE_NAME],
         gym_agent_source=paths[GYM_AGENT_SOURCE_NAME],
+        nl_evaluator_source=paths[NL_EVALUATOR_SOURCE_NAME],
     )

@@ -42,7 +42,17 @@ DATA_MODEL_SOURCE_NAME = "airline_data_model.py"
 GYM_AGENT_SOURCE_NAME = "gym_agent.py"
 
 
-SOURCE_NAMES: tuple[str, ...] = (TOOLS_SOURCE_NAME, DATA_MODEL_SOURCE_NAME, GYM_AGENT_SOURCE_NAME)
+# The reference's NL-assertion evaluator: the judge's prompt is read from it with ``ast``
+# (``domain.nl_judge_texts``), never imported.
+NL_EVALUATOR_SOURCE_NAME = "evaluator_nl_assertions.py"
+
+
+SOURCE_NAMES: tuple[str, ...] = (
+    TOOLS_SOURCE_NAME,
+    DATA_MODEL_SOURCE_NAME,
+    GYM_AGENT_SOURCE_NAME,
+    NL_EVALUATOR_SOURCE_NAME,
+)
 
 
 DATA_FILE_NAMES: tuple[str, ...] = (
@@ -66,6 +76,7 @@ FILE_SHA256: dict[str, str] = {
     TOOLS_SOURCE_NAME: "2f4a03aee111ed05e09e4c346605ab3f6070aa7b3e170fef8fc80dbcd881dd35",
     DATA_MODEL_SOURCE_NAME: "2606eed90ad57241562ca3f7123d76f24dd44b4be7ba55b445b693777084d22e",
     GYM_AGENT_SOURCE_NAME: "6ecf2029874d5db096859de6eed3d3e071c0f33954e7797d4925ec93cb8d302c",
+    NL_EVALUATOR_SOURCE_NAME: "8567150bd23008b35a0f4a72910f41ae537bb33d7bbdc4a7bfe519a32f6fc100",
     AGENT_INSTRUCTION_NAME: "e00faa515230c8648931f73ed25c9528418cccc522fe8936917f4c2a047bc5d2",
 }
 
@@ -85,6 +96,7 @@ _SOURCE_MEMBERS: dict[str, str] = {
     TOOLS_SOURCE_NAME: "tau2/domains/airline/tools.py",
     DATA_MODEL_SOURCE_NAME: "tau2/domains/airline/data_model.py",
     GYM_AGENT_SOURCE_NAME: "tau2/gym/gym_agent.py",
+    NL_EVALUATOR_SOURCE_NAME: "tau2/evaluator/evaluator_nl_assertions.py",
 }
 
 
@@ -111,13 +123,21 @@ _CHECKOUT_SOURCES: dict[str, tuple[str, ...]] = {
     TOOLS_SOURCE_NAME: ("..", "..", "src", "tau2", "domains", "airline", "tools.py"),
     DATA_MODEL_SOURCE_NAME: ("..", "..", "src", "tau2", "domains", "airline", "data_model.py"),
     GYM_AGENT_SOURCE_NAME: ("..", "..", "src", "tau2", "gym", "gym_agent.py"),
+    NL_EVALUATOR_SOURCE_NAME: (
+        "..",
+        "..",
+        "src",
+        "tau2",
+        "evaluator",
+        "evaluator_nl_assertions.py",
+    ),
 }
 
 
 _LAYOUTS_HELP = (
     "Accepted layouts: (a) flat: db.json, tasks.json, split_tasks.json, policy.md and "
     "simulation_guidelines.md directly in the folder (agent_instruction.txt, airline_tools.py, "
-    "airline_data_model.py and gym_agent.py optional); "
+    "airline_data_model.py, gym_agent.py and evaluator_nl_assertions.py optional); "
     "(b) a tau2-bench checkout's data/tau2 folder: domains/airline/{db.json, tasks.json, "
     "split_tasks.json, policy.md} and user_simulator/simulation_guidelines.md (the agent "
     "instruction and the tool sources are then read from ../../src/tau2 if present)."
@@ -132,7 +152,8 @@ class DataFiles:
     With a user folder that has no agent instruction (or no tool sources), the cache's is used.
     ``tools_source``/``data_model_source``/``gym_agent_source`` are the reference's
     ``tau2/domains/airline/{tools,data_model}.py`` and ``tau2/gym/gym_agent.py``, read (never
-    imported) for the tool schemas' texts.
+    imported) for the tool schemas' texts; ``nl_evaluator_source`` is the reference's
+    ``tau2/evaluator/evaluator_nl_assertions.py``, read for the NL judge's prompt.
     """
 
     db: Path
@@ -145,3 +166,4 @@ class DataFiles:
     tools_source: Path
     data_model_source: Path
     gym_agent_source: Path
+    nl_evaluator_source: Path

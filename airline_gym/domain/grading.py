@@ -2,7 +2,10 @@
 
 ``grade`` returns a :class:`Grade` with the reward, the DB verdict and a readable field-level diff
 against the gold database, each communicate string with the message that met it, the
-(diagnostic) action checks and the termination reason.
+(diagnostic) action checks and the termination reason. An opt-in ``reward_basis`` multiplies
+other components instead, as the reference combines them: any of ``DB`` (or
+``ENV_ASSERTION``: the environment check), ``COMMUNICATE``, ``ACTION`` and ``NL_ASSERTION``
+(the last needs a judge's :class:`~airline_gym.domain.nl_assertions.NLVerdict`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,14 @@ from airline_gym.domain.database import (
     clone,
     same_json,
 )
-from airline_gym.domain.task_checks import KNOWN_REWARD_BASIS
+from airline_gym.domain.nl_assertions import (
+    Judge,
+    NLAssertionCheck,
+    NLVerdict,
+    ajudge_nl_assertions,
+    judge_nl_assertions,
+)
+from airline_gym.domain.task_checks import KNOWN_REWARD_BASIS, run_basis
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.transcript import assistant_texts, tool_calls
@@ -36,6 +46,8 @@ AGENT_ERROR = "agent_error"
 INFRASTRUCTURE_ERROR = "infrastructure_error"
 GRADED_TERMINATIONS = frozenset({USER_STOP, AGENT_STOP})
 KNOWN_BASIS = frozenset(KNOWN_REWARD_BASIS)
+#: The components in the order the reference multiplies them (its breakdown's key order).
+_COMPONENT_ORDER = ("DB", "ACTION", "NL_ASSERTION", "COMMUNICATE")
 
 
 @dataclass(frozen=True)
@@ -70,6 +82,9 @@ class ActionCheck:
     name: str
     arguments: dict[str, Any]
     met: bool
+    requestor: str = "assistant"
+    info: str | None = None
+    compare_args: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +103,8 @@ class Grade:
     db_diff: tuple[FieldDiff, ...] = ()
     note: str = ""
     breakdown: dict[str, float] = field(default_factory=dict)
+    nl_assertions: tuple[NLAssertionCheck, ...] | None = None  # None: not judged
+    judge_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data (lists, dicts, strings, numbers)."""
@@ -224,6 +241,9 @@ def action_checks(task: Task, messages: list[Any]) -> tuple[ActionCheck, ...]:
             name=a.name,
             arguments=a.arguments,
             met=any(a.matches(c.name, c.arguments) for c in calls),
+            requestor=a.requestor,
+            info=a.info,
+            compare_args=a.compare_args,
         )
         for a in task.actions
     )
@@ -235,45 +255,103 @@ def grade(
     messages: Iterable[Any],
     termination_reason: str,
     reward_basis: Iterable[str] | None = None,
+    nl: NLVerdict | None = None,
 ) -> Grade:
-    """Grade an episode: ``db`` is its final database, ``messages`` its full conversation."""
+    """Grade an episode: ``db`` is its final database, ``messages`` its full conversation.
+
+    ``reward_basis`` (default: the task's own) names the components multiplied into the
+    reward; ``NL_ASSERTION`` needs ``nl``, the judge's verdict on this episode. A judge that
+    failed scores 0 with its cause in ``judge_error`` and ``note``.
+    """
     messages = list(messages)
-    basis = tuple(task.reward_basis if reward_basis is None else reward_basis)
-    unknown = [b for b in basis if b not in KNOWN_BASIS]
-    if unknown:
-        raise ConfigError(f"unknown reward basis {unknown} (known: {sorted(KNOWN_BASIS)})")
-    if "NL_ASSERTION" in basis:
-        raise ConfigError("NL_ASSERTION in reward_basis needs an LLM judge, which is not supported")
+    basis = task.reward_basis if reward_basis is None else run_basis(reward_basis)
+    if "NL_ASSERTION" in basis and nl is None and termination_reason in GRADED_TERMINATIONS:
+        raise ConfigError("NL_ASSERTION in reward_basis needs the NL judge's verdict (nl=...)")
 
     gold = gold_db(task, db.base)
     diffs = tuple(db_diff(db, gold)) if task.has_criteria else ()
     db_match = not diffs
     comm = communicate_checks(task, messages)
     acts = action_checks(task, messages)
-    breakdown = {
+    components = {
         "DB": float(db_match),
-        "ENV_ASSERTION": 1.0,
-        "COMMUNICATE": float(all(c.met for c in comm)),
         "ACTION": float(all(a.met for a in acts)),
+        "NL_ASSERTION": 1.0 if nl is None else nl.reward,
+        "COMMUNICATE": float(all(c.met for c in comm)),
     }
+    wanted = set(basis) | ({"DB"} if "ENV_ASSERTION" in basis else set())
+    breakdown = {k: components[k] for k in _COMPONENT_ORDER if k in wanted}
     reward = 1.0
-    for component in basis:
-        reward *= breakdown[component]
+    for value in breakdown.values():
+        reward *= value
     note = ""
+    judge_error = nl.error if nl is not None and "NL_ASSERTION" in basis else None
+    if judge_error:
+        note = judge_error
     if termination_reason not in GRADED_TERMINATIONS:
         reward = 0.0
         note = f"Simulation terminated prematurely. Termination reason: {termination_reason}"
+        judge_error = None
     return Grade(
         reward=reward,
         termination_reason=termination_reason,
         db_match=db_match,
-        db_reward=breakdown["DB"],
-        communicate_reward=breakdown["COMMUNICATE"],
-        action_reward=breakdown["ACTION"],
+        db_reward=components["DB"],
+        communicate_reward=components["COMMUNICATE"],
+        action_reward=components["ACTION"],
         reward_basis=basis,
         communicate_checks=comm,
         action_checks=acts,
         db_diff=diffs,
         note=note,
-        breakdown={k: v for k, v in breakdown.items() if k in basis},
+        breakdown=breakdown,
+        nl_assertions=None if nl is None or nl.error else nl.checks,
+        judge_error=judge_error,
     )
+
+
+def _judge_needed(basis: tuple[str, ...], termination_reason: str, judge: Any) -> bool:
+    """Whether this episode's grade needs the judge's verdict (refused when there is none)."""
+    if "NL_ASSERTION" not in basis or termination_reason not in GRADED_TERMINATIONS:
+        return False
+    if judge is None:
+        raise ConfigError("NL_ASSERTION in reward_basis needs an NL judge (judge=...)")
+    return True
+
+
+def grade_with_judge(
+    task: Task,
+    db: AirlineDB,
+    messages: Iterable[Any],
+    termination_reason: str,
+    reward_basis: Iterable[str] | None = None,
+    judge: Judge | None = None,
+) -> Grade:
+    """:func:`grade`, asking ``judge`` for the NL verdict when the basis has ``NL_ASSERTION``.
+
+    The judge is asked only for an episode the reference would evaluate (``user_stop`` or
+    ``agent_stop``), once.
+    """
+    messages = list(messages)
+    basis = task.reward_basis if reward_basis is None else run_basis(reward_basis)
+    nl = None
+    if _judge_needed(basis, termination_reason, judge):
+        nl = judge_nl_assertions(judge, task.nl_assertions, messages)  # type: ignore[arg-type]
+    return grade(task, db, messages, termination_reason, basis, nl)
+
+
+async def agrade_with_judge(
+    task: Task,
+    db: AirlineDB,
+    messages: Iterable[Any],
+    termination_reason: str,
+    reward_basis: Iterable[str] | None = None,
+    judge: Judge | None = None,
+) -> Grade:
+    """Async :func:`grade_with_judge`: the judge is awaited, not waited for."""
+    messages = list(messages)
+    basis = task.reward_basis if reward_basis is None else run_basis(reward_basis)
+    nl = None
+    if _judge_needed(basis, termination_reason, judge):
+        nl = await ajudge_nl_assertions(judge, task.nl_assertions, messages)  # type: ignore[arg-type]
+    return grade(task, db, messages, termination_reason, basis, nl)

@@ -23,6 +23,7 @@ __all__ = [
     "check_playable_task",
     "check_reward_basis",
     "check_task",
+    "run_basis",
 ]
 
 #: The reward bases tau2 defines (``RewardType``), in its order.
@@ -128,14 +129,48 @@ def check_playable_task(raw: Any, where: str) -> None:
             raise ConfigError(f"{where}: 'user_scenario.instructions.{name}' must be a string")
 
 
-def check_gradable(tasks: Iterable[Task], source: str, judge: object | None = None) -> None:
-    """Refuse a task whose own ``reward_basis`` this run cannot score.
+def run_basis(basis: Iterable[str] | str, where: str = "reward_basis") -> tuple[str, ...]:
+    """A run's own ``reward_basis`` (a list, or one comma-separated string; case and spaces
+    ignored), checked: known names, at least one. One-line ``ConfigError`` otherwise."""
+    if isinstance(basis, str):
+        basis = [part.strip().upper() for part in basis.split(",") if part.strip()]
+    names = tuple(basis)
+    if not all(isinstance(b, str) for b in names):
+        raise ConfigError(f"{where} must name components, not {names!r:.60}")
+    unknown = [b for b in names if b not in KNOWN_REWARD_BASIS]
+    if unknown:
+        shown = ", ".join(repr(v)[:40] for v in unknown[:3])
+        raise ConfigError(
+            f"{where} has unknown basis {shown} (known: {', '.join(KNOWN_REWARD_BASIS)})"
+        )
+    if not names:
+        raise ConfigError(f"{where} names no component (known: {', '.join(KNOWN_REWARD_BASIS)})")
+    return names
 
-    ``NL_ASSERTION`` needs a judge model: without ``judge``, the first such task is named in
-    a one-line ``ConfigError``. (Unknown basis names never get here: :func:`check_task`
-    refuses them when the task set loads.)
+
+def check_gradable(
+    tasks: Iterable[Task],
+    source: str,
+    judge: object | None = None,
+    reward_basis: Iterable[str] | None = None,
+) -> None:
+    """Refuse a ``reward_basis`` this run cannot score: the run's own when given (see
+    :func:`run_basis`), else each task's.
+
+    ``NL_ASSERTION`` needs a judge model: without ``judge``, the run's basis, or the first task
+    whose basis has it, is named in a one-line ``ConfigError``. (Unknown basis names never get
+    here: :func:`check_task` refuses them when the task set loads, :func:`run_basis` in a
+    run's settings.)
     """
     if judge is not None:
+        return
+    if reward_basis is not None:
+        needs = [b for b in reward_basis if b in NEEDS_JUDGE]
+        if needs:
+            raise ConfigError(
+                f"reward_basis includes {needs[0]}, which needs a judge model, and none is "
+                "configured"
+            )
         return
     for task in tasks:
         needs = [b for b in task.reward_basis if b in NEEDS_JUDGE]

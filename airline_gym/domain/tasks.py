@@ -30,6 +30,8 @@ class GoldAction:
     name: str
     arguments: dict[str, Any]
     compare_args: tuple[str, ...] | None = None
+    requestor: str = "assistant"
+    info: str | None = None
 
     def matches(self, name: str, arguments: Mapping[str, Any]) -> bool:
         """The reference's (diagnostic) action match against one tool call."""
@@ -98,6 +100,8 @@ class Task:
                 name=a["name"],
                 arguments=clone(dict(a.get("arguments") or {})),
                 compare_args=None if a.get("compare_args") is None else tuple(a["compare_args"]),
+                requestor=a.get("requestor") or "assistant",
+                info=a.get("info"),
             )
             for i, a in enumerate(criteria.get("actions") or [])
         )

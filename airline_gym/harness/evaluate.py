@@ -103,6 +103,11 @@ class EvalConfig:
         """The task set run: a path as given, else the benchmark's name."""
         return str(benchmark_tasks(self.tasks, self.benchmark))
 
+    #: Opt-in grading components (None: each task's own basis, the leaderboard's).
+    reward_basis: tuple[str, ...] | None = None
+    #: The NL-assertion judge (a ChatModel) when ``reward_basis`` has NL_ASSERTION.
+    judge: Any = None
+
     def validate(self) -> None:
         """Raise a one-line ``ValueError`` for an impossible setting."""
         from airline_gym.env.protocols import get_protocol
@@ -133,6 +138,8 @@ class EvalConfig:
             protocol=self.protocol,
             user_cache=self.user_cache,
             benchmark=self.benchmark,
+            reward_basis=self.reward_basis,
+            judge=self.judge,
         )
 
 

@@ -18,6 +18,7 @@ disagreement); the others go on. The command line is ``airline-gym regrade``
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections import deque
@@ -28,7 +29,8 @@ from typing import Any
 
 from airline_gym.domain.benchmarks import benchmark_tasks, version_of
 from airline_gym.domain.database import PristineDB, load_pristine
-from airline_gym.domain.grading import INFRASTRUCTURE_ERROR, Grade, grade
+from airline_gym.domain.grading import INFRASTRUCTURE_ERROR, Grade, grade_with_judge
+from airline_gym.domain.nl_assertions import Judge
 from airline_gym.domain.tasks import Task, load_task_set, parse_tasks
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.transcript import CallRecord, tool_calls
@@ -68,12 +70,16 @@ class RegradeResult:
     file: str = ""
     error: str | None = None  # the replay or grading raised: this is why
     checks_task: str | None = None  # the recorded action checks are this other task's
+    reward_basis: tuple[str, ...] | None = None  # graded on this basis (None: the task's own)
 
     def agrees(self) -> bool:
-        """Whether our reward equals the recorded one (vacuously true when none was recorded)."""
-        if self.error is not None:
+        """Whether our reward equals the recorded one (vacuously true when none was recorded,
+        or when graded on another basis than the task's own: then only errors disagree)."""
+        if self.error is not None or (self.grade is not None and self.grade.judge_error):
             return False
-        return self.recorded_reward is None or abs(self.reward - self.recorded_reward) < 1e-9
+        if self.reward_basis is not None or self.recorded_reward is None:
+            return True
+        return abs(self.reward - self.recorded_reward) < 1e-9
 
     def to_dict(self) -> dict[str, Any]:
         """One JSON-ready summary record (mismatches counted, diffs as text)."""
@@ -93,6 +99,11 @@ class RegradeResult:
             "db_diff": [] if g is None else [str(d) for d in g.db_diff],
             "note": "" if g is None else g.note,
             "error": self.error,
+            "reward_basis": None if self.reward_basis is None else list(self.reward_basis),
+            "action_reward": None if g is None else g.action_reward,
+            "nl_assertions": None
+            if g is None or g.nl_assertions is None
+            else [dataclasses.asdict(c) for c in g.nl_assertions],
         }
 
 
@@ -200,9 +211,14 @@ def _replay(db: Any, call: CallRecord) -> str:
 
 
 def regrade_simulation(
-    sim: Mapping[str, Any], task: Task, base: PristineDB | None = None
+    sim: Mapping[str, Any],
+    task: Task,
+    base: PristineDB | None = None,
+    reward_basis: tuple[str, ...] | None = None,
+    judge: Judge | None = None,
 ) -> RegradeResult:
-    """Replay ``sim``'s agent tool calls on a fresh database and grade it against ``task``."""
+    """Replay ``sim``'s agent tool calls on a fresh database and grade it against ``task``
+    (on ``reward_basis`` when given, asking ``judge`` when it has ``NL_ASSERTION``)."""
     base = pristine_db() if base is None else base
     messages = list(sim["messages"])
     calls = [c for c in tool_calls(messages) if c.requestor == _AGENT]
@@ -222,7 +238,7 @@ def regrade_simulation(
                 }
             )
     termination = str(sim.get("termination_reason") or "")
-    result = grade(task, db, messages, termination)
+    result = grade_with_judge(task, db, messages, termination, reward_basis, judge)
     return RegradeResult(
         simulation_id=str(sim.get("id", "")),
         task_id=task.id,
@@ -233,6 +249,7 @@ def regrade_simulation(
         termination_reason=termination,
         output_mismatches=mismatches,
         grade=result,
+        reward_basis=reward_basis,
     )
 
 
@@ -282,9 +299,11 @@ def regrade_file(
     task_id_map: Mapping[str, str] | None = None,
     base: PristineDB | None = None,
     benchmark: str | None = None,
+    reward_basis: tuple[str, ...] | None = None,
+    judge: Judge | None = None,
 ) -> list[RegradeResult]:
     """Re-grade every simulation of a results file (see :func:`regrade_run`)."""
-    return regrade_run(path, tasks, task_id_map, base, benchmark).results
+    return regrade_run(path, tasks, task_id_map, base, benchmark, reward_basis, judge).results
 
 
 def regrade_run(
@@ -293,8 +312,10 @@ def regrade_run(
     task_id_map: Mapping[str, str] | None = None,
     base: PristineDB | None = None,
     benchmark: str | None = None,
+    reward_basis: tuple[str, ...] | None = None,
+    judge: Judge | None = None,
 ) -> RegradeRun:
-    """Re-grade every simulation of a results file.
+    """Re-grade every simulation of a results file (on ``reward_basis`` when given).
 
     Tasks: the file's embedded ones, else ``tasks`` (a tasks.json path), else the version's
     (the file's own when it tells, else ``benchmark``, else tau2). ``task_id_map`` overrides a
@@ -318,7 +339,7 @@ def regrade_run(
             results.append(_failed(sim, task_id, None, str(path)))
             continue
         try:
-            result = regrade_simulation(sim, by_id[task_id], base)
+            result = regrade_simulation(sim, by_id[task_id], base, reward_basis, judge)
         except Exception as exc:
             result = _failed(sim, task_id, exc, str(path))
         result.file = str(path)

@@ -88,8 +88,19 @@ def run_info(config: EvalConfig, agent_info: JSONObject, ids: list[str]) -> JSON
         "task_set": config.task_set_name,
         "task_split": None if config.task_ids else config.split,
         "task_ids": ids,
+        **_basis_info(config),
         **config.extra_info,
     }
+
+
+def _basis_info(config: EvalConfig) -> JSONObject:
+    """``reward_basis`` (and the judge's model) when the run is graded on its own basis."""
+    if config.reward_basis is None:
+        return {}
+    info: JSONObject = {"reward_basis": list(config.reward_basis)}
+    if config.judge is not None:
+        info["judge_info"] = {"llm": getattr(config.judge, "model", type(config.judge).__name__)}
+    return info
 
 
 def fingerprint(info: Mapping[str, Any]) -> dict[str, Any]:
@@ -104,6 +115,7 @@ def fingerprint(info: Mapping[str, Any]) -> dict[str, Any]:
         "--max-steps": info.get("max_steps"),
         "--max-errors": info.get("max_errors"),
         "--protocol": info.get("protocol", "gym"),
+        "--reward-basis": info.get("reward_basis"),
         "the agent": [agent.get("implementation"), agent.get("llm")],
         "the customer": [user.get("implementation"), user.get("llm")],
         "the agent's": _sampling(agent.get("llm_args")),

