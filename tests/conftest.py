@@ -62,9 +62,14 @@ def tau3() -> None:
     need_shared_tau3()
 
 
-# Helpers that import optional libraries at the top, and hold no doctests: `--doctest-modules`
-# would import them on a machine without those libraries (the tests that use them skip).
-collect_ignore = ["integrations/tiny_policy.py"]
+def pytest_ignore_collect(collection_path: Path) -> bool | None:
+    """Skip the tests' helper modules (not test_*.py): they hold no doctests, and
+    `--doctest-modules` would import them, and the optional libraries some import at the top,
+    on a machine without those libraries (the tests that use them skip or fail as they should)."""
+    name = collection_path.name
+    if collection_path.suffix == ".py" and not name.startswith("test_") and name != "conftest.py":
+        return True
+    return None
 
 
 @pytest.fixture(scope="session")
