@@ -310,13 +310,20 @@ def grade(
     )
 
 
-def _judge_needed(basis: tuple[str, ...], termination_reason: str, judge: Any) -> bool:
-    """Whether this episode's grade needs the judge's verdict (refused when there is none)."""
-    if "NL_ASSERTION" not in basis or termination_reason not in GRADED_TERMINATIONS:
-        return False
-    if judge is None:
+def _judging(
+    task: Task,
+    messages: Iterable[Any],
+    termination_reason: str,
+    reward_basis: Iterable[str] | None,
+    judge: Any,
+) -> tuple[list[Any], tuple[str, ...], bool]:
+    """(messages as a list, the basis in use, whether the judge must be asked: refused when
+    it must and there is none)."""
+    basis = task.reward_basis if reward_basis is None else run_basis(reward_basis)
+    ask = "NL_ASSERTION" in basis and termination_reason in GRADED_TERMINATIONS
+    if ask and judge is None:
         raise ConfigError("NL_ASSERTION in reward_basis needs an NL judge (judge=...)")
-    return True
+    return list(messages), basis, ask
 
 
 def grade_with_judge(
@@ -332,11 +339,8 @@ def grade_with_judge(
     The judge is asked only for an episode the reference would evaluate (``user_stop`` or
     ``agent_stop``), once.
     """
-    messages = list(messages)
-    basis = task.reward_basis if reward_basis is None else run_basis(reward_basis)
-    nl = None
-    if _judge_needed(basis, termination_reason, judge):
-        nl = judge_nl_assertions(judge, task.nl_assertions, messages)  # type: ignore[arg-type]
+    messages, basis, ask = _judging(task, messages, termination_reason, reward_basis, judge)
+    nl = judge_nl_assertions(judge, task.nl_assertions, messages) if ask else None  # type: ignore[arg-type]
     return grade(task, db, messages, termination_reason, basis, nl)
 
 
@@ -349,9 +353,6 @@ async def agrade_with_judge(
     judge: Judge | None = None,
 ) -> Grade:
     """Async :func:`grade_with_judge`: the judge is awaited, not waited for."""
-    messages = list(messages)
-    basis = task.reward_basis if reward_basis is None else run_basis(reward_basis)
-    nl = None
-    if _judge_needed(basis, termination_reason, judge):
-        nl = await ajudge_nl_assertions(judge, task.nl_assertions, messages)  # type: ignore[arg-type]
+    messages, basis, ask = _judging(task, messages, termination_reason, reward_basis, judge)
+    nl = await ajudge_nl_assertions(judge, task.nl_assertions, messages) if ask else None  # type: ignore[arg-type]
     return grade(task, db, messages, termination_reason, basis, nl)

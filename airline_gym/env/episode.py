@@ -207,29 +207,18 @@ class Episode:
         so an NL judge is asked once)."""
         if self._grade is not None and self.done:
             return self._grade
-        result = grade_with_judge(
-            self.task,
-            self.db,
-            self.transcript(),
-            self.termination_reason or "",
-            self.reward_basis,
-            self.judge,
-        )
-        return self._remember(result)
+        return self._remember(grade_with_judge(*self._grading()))
 
     async def agrade(self) -> Grade:
         """Async :meth:`grade`: an NL judge is awaited (other episodes go on meanwhile)."""
         if self._grade is not None and self.done:
             return self._grade
-        result = await agrade_with_judge(
-            self.task,
-            self.db,
-            self.transcript(),
-            self.termination_reason or "",
-            self.reward_basis,
-            self.judge,
-        )
-        return self._remember(result)
+        return self._remember(await agrade_with_judge(*self._grading()))
+
+    def _grading(self) -> tuple[Any, ...]:
+        """What grading reads: task, DB, transcript, ending, reward basis and judge."""
+        ending = self.termination_reason or ""
+        return self.task, self.db, self.transcript(), ending, self.reward_basis, self.judge
 
     def _remember(self, result: Grade) -> Grade:
         if self.done:  # a finished episode's grade cannot change: keep it
