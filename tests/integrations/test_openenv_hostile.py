@@ -196,9 +196,17 @@ def test_a_heavy_step_does_not_stall_other_sessions_or_health():
     with server_process("--max-tool-calls", "100000") as process:  # its own interpreter lock
         url = process.url
         search = call("search_onestop_flight", origin="JFK", destination="XXX", date="2024-05-16")
-        heavy_calls = [dict(search, id=f"h{i}") for i in range(4000)]
         heavy = Session(url)
         heavy.ask("reset", {"task": "17", "seed": 0})
+        # as many calls as take about 5 s on this machine now (4,000 took 1.2 s on an idle one
+        # and 13 s at load 15): the step must outlast the probes' 1 s head start by far
+        start = time.monotonic()
+        heavy.ask(
+            "step", {"message": {"tool_calls": [dict(search, id=f"c{i}") for i in range(500)]}}
+        )
+        per_call = (time.monotonic() - start) / 500
+        count = min(30_000, max(4_000, int(5.0 / per_call)))
+        heavy_calls = [dict(search, id=f"h{i}") for i in range(count)]
         others = [Session(url) for _ in range(3)]
         latencies: list[float] = []
         heavy_time: list[float] = []
