@@ -37,6 +37,7 @@ __all__ = [
     "SaveError",
     "UnknownIdError",
     "UserSimulatorError",
+    "describe_exception",
     "require",
 ]
 
@@ -124,6 +125,20 @@ class MissingDependencyError(ConfigError, ImportError):
         super().__init__(f"{feature} needs {module}: pip install 'airline-gym[{extra}]'")
         self.name = module
         self.extra = extra
+
+
+def describe_exception(exc: BaseException, limit: int = 500) -> str:
+    """``Type: text`` of ``exc`` on one line (the text cut at ``limit`` characters), or the type.
+
+    >>> describe_exception(RecursionError("maximum recursion   depth exceeded"))
+    'RecursionError: maximum recursion depth exceeded'
+    >>> describe_exception(KeyError())
+    'KeyError'
+    """
+    text = " ".join(str(exc).split())
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def require(module: str, extra: str, feature: str) -> ModuleType:

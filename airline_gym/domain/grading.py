@@ -34,7 +34,7 @@ from airline_gym.domain.task_checks import KNOWN_REWARD_BASIS, run_basis
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.transcript import assistant_texts, tool_calls
-from airline_gym.errors import ConfigError
+from airline_gym.errors import ConfigError, describe_exception
 
 USER_STOP = "user_stop"
 AGENT_STOP = "agent_stop"
@@ -111,6 +111,25 @@ class Grade:
         out = json.loads(json.dumps(asdict(self)))
         out["db_diff_text"] = [str(d) for d in self.db_diff]
         return out  # type: ignore[no-any-return]
+
+
+def grading_failed(ended: str, exc: BaseException, reward_basis: Iterable[str] = ()) -> Grade:
+    """The grade of an episode that ended as ``ended`` but whose grading raised ``exc``.
+
+    No silent zero: the episode counts as ``agent_error`` (reward 0, as the harness has always
+    recorded it) and ``note`` names the ending and the exception's type and text.
+    """
+    cause = f"grading the episode (ended: {ended}) failed: {describe_exception(exc)}"
+    return Grade(
+        reward=0.0,
+        termination_reason=AGENT_ERROR,
+        db_match=False,
+        db_reward=0.0,
+        communicate_reward=0.0,
+        action_reward=0.0,
+        reward_basis=tuple(reward_basis),
+        note=cause,
+    )
 
 
 # --- gold database ---------------------------------------------------------------------------

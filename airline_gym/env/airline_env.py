@@ -70,7 +70,10 @@ class AirlineEnv(gym.Env[list[Message], Any]):
     ``terminated`` when the customer stops (``###STOP###``/``###TRANSFER###``/
     ``###OUT-OF-SCOPE###``: ``user_stop``) or, under ``gym``, the agent stops (``agent_stop``);
     ``truncated`` on ``max_steps``, ``too_many_errors`` or ``user_error`` (the simulator failed;
-    the cause is in ``info["error"]``).
+    the cause is in ``info["error"]``). Grading never raises out of ``step``: if it fails (e.g.
+    the NL judge's reply breaks its parser), the episode is ``terminated`` as ``agent_error``,
+    reward 0, and ``info["error"]`` says ``grading the episode (ended: <reason>) failed: <Type>:
+    <text>``.
 
     ## Information
     ``messages`` (system prompt + full history, OpenAI format, ready to send to a model; under
@@ -310,10 +313,10 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         self._rendered = 0
         if self.render_mode == "human":
             self.render()
-        info = self._info()
         if self.episode is not None and self.episode.done:  # e.g. the customer LLM failed
-            info["reward_info"] = self.episode.grade().to_dict()
-        return info
+            _, reward_info = self.reward_config.final(self.episode)
+            return {**self._info(), "reward_info": reward_info}
+        return self._info()
 
     def _before_step(self) -> tuple[Episode, int]:
         if self.episode is None:
@@ -333,18 +336,15 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         assert episode is not None
         # 0.0 - x, not -x: an ordinary step's reward is 0.0, never -0.0
         reward = 0.0 - self.reward_config.error_penalty * (episode.num_errors - errors_before)
-        info = self._info()
-        if episode.done:
-            grade = episode.grade()
-            reward += self.reward_config.terminal(grade, episode.task, episode.db)
-            info["reward_info"] = grade.to_dict()
+        if episode.done:  # graded first: grading that fails changes the ending
+            final, reward_info = self.reward_config.final(episode)
+            reward += final
+            info = {**self._info(), "reward_info": reward_info}
             log.debug(
-                "task %s ended (%s) after %d steps: reward %s",
-                episode.task.id,
-                episode.termination_reason,
-                episode.step_count,
-                reward,
+                "task %s ended (%s): reward %s", episode.task.id, info["termination_reason"], reward
             )
+        else:
+            info = self._info()
         truncated = episode.done and episode.termination_reason in TRUNCATING
         terminated = episode.done and not truncated
         if self.render_mode == "human":

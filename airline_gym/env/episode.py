@@ -30,6 +30,7 @@ from airline_gym.domain.grading import (
     Grade,
     agrade_with_judge,
     grade_with_judge,
+    grading_failed,
 )
 from airline_gym.domain.prompts import GREETING, STOP, is_user_stop
 from airline_gym.domain.tasks import Task
@@ -204,16 +205,42 @@ class Episode:
 
     def grade(self) -> Grade:
         """Grade the episode as it stands (call once it is done; a finished one is graded once,
-        so an NL judge is asked once)."""
+        so an NL judge is asked once).
+
+        Never raises for a finished episode: grading that raises ends it as ``agent_error``
+        instead (see :meth:`grading_failed`).
+        """
         if self._grade is not None and self.done:
             return self._grade
-        return self._remember(grade_with_judge(*self._grading()))
+        try:
+            result = grade_with_judge(*self._grading())
+        except Exception as exc:
+            if not self.done:
+                raise
+            return self.grading_failed(exc)
+        return self._remember(result)
 
     async def agrade(self) -> Grade:
         """Async :meth:`grade`: an NL judge is awaited (other episodes go on meanwhile)."""
         if self._grade is not None and self.done:
             return self._grade
-        return self._remember(await agrade_with_judge(*self._grading()))
+        try:
+            result = await agrade_with_judge(*self._grading())
+        except Exception as exc:
+            if not self.done:
+                raise
+            return self.grading_failed(exc)
+        return self._remember(result)
+
+    def grading_failed(self, exc: BaseException) -> Grade:
+        """Record that grading this finished episode raised ``exc``: it ends as ``agent_error``
+        with reward 0, the cause (its ending, the exception's type and text) in
+        :attr:`error_detail` and in the grade's ``note``; that grade is kept."""
+        basis = self.task.reward_basis if self.reward_basis is None else self.reward_basis
+        failed = grading_failed(self.termination_reason or "", exc, basis)
+        self.termination_reason, self.error_detail = failed.termination_reason, failed.note
+        self._grade = failed
+        return failed
 
     def _grading(self) -> tuple[Any, ...]:
         """What grading reads: task, DB, transcript, ending, reward basis and judge."""

@@ -13,11 +13,15 @@ formulas of :mod:`airline_gym.domain.grading`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from airline_gym.domain.database import AirlineDB
 from airline_gym.domain.grading import Grade, partial_credit
 from airline_gym.domain.tasks import Task
 from airline_gym.errors import ConfigError
+
+if TYPE_CHECKING:
+    from airline_gym.env.episode import Episode
 
 REWARD_MODES = ("official", "partial")
 
@@ -38,3 +42,16 @@ class RewardConfig:
     def terminal(self, grade: Grade, task: Task, db: AirlineDB) -> float:
         """The reward of the final step (before any error penalty)."""
         return grade.reward if self.mode == "official" else partial_credit(grade, task, db)
+
+    def final(self, episode: Episode) -> tuple[float, dict[str, Any]]:
+        """An ended episode's reward (before any error penalty) and its grade as plain data.
+
+        Never raises: grading that fails ends the episode as ``agent_error``, reward 0, the
+        cause recorded (:meth:`~airline_gym.env.episode.Episode.grading_failed`).
+        """
+        grade = episode.grade()
+        try:
+            return self.terminal(grade, episode.task, episode.db), grade.to_dict()
+        except Exception as exc:
+            failed = episode.grading_failed(exc)
+            return failed.reward, failed.to_dict()

@@ -19,8 +19,9 @@ Failure policy (one for every caller):
 - the env raises while applying an action (a bug in airline-gym): the episode ends as
   ``user_error`` when the customer's code raised, else ``agent_error`` (the agent's action
   could not be applied), with the exception in the cause; the run goes on;
-- grading an episode that has ended raises: it ends as ``agent_error``, reward 0, the cause
-  (``grading the episode (ended: <reason>) failed: ...``) recorded, never a silent zero;
+- grading an episode that has ended fails: the env itself ends it as ``agent_error``, reward 0,
+  the cause (``grading the episode (ended: <reason>) failed: ...``) recorded, never a silent
+  zero (and the same here, should a wrapper's grading raise after the episode ended);
 - ``env.reset`` raising (an unknown task, a customer that is not configured) is a setup error
   and propagates.
 """
@@ -37,8 +38,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
-from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
-from airline_gym.errors import ConfigError
+from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR, grading_failed
+from airline_gym.errors import ConfigError, describe_exception
 from airline_gym.users.base import UserSimulator
 
 __all__ = [
@@ -99,22 +100,15 @@ def _number(value: Any) -> float | None:
 def agent_cause(exc: BaseException) -> str:
     """The recorded cause of an agent failure."""
     cause = getattr(exc, "cause", None)
-    return cause if isinstance(cause, str) and cause else f"agent raised {_describe(exc)}"
-
-
-def _describe(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    if len(text) > 500:
-        text = text[:500] + "..."
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return cause if isinstance(cause, str) and cause else f"agent raised {describe_exception(exc)}"
 
 
 def _env_failure(exc: BaseException) -> tuple[str, str]:
     """(termination reason, cause) for an exception raised by ``env.step``."""
     frames = [f for f, _ in traceback.walk_tb(exc.__traceback__)]
     if any(isinstance(f.f_locals.get("self"), UserSimulator) for f in frames):
-        return USER_ERROR, f"user simulator raised {_describe(exc)}"
-    return AGENT_ERROR, f"the env could not apply the agent's action: {_describe(exc)}"
+        return USER_ERROR, f"user simulator raised {describe_exception(exc)}"
+    return AGENT_ERROR, f"the env could not apply the agent's action: {describe_exception(exc)}"
 
 
 class _Sync:
@@ -247,7 +241,7 @@ def _ended_by(exc: Exception, base: Any, info: dict[str, Any]) -> Step:
     episode = getattr(base, "episode", None)
     ended = getattr(episode, "termination_reason", None)
     if ended is not None:  # the action was applied and ended the episode; grading it raised
-        cause = f"grading the episode (ended: {ended}) failed: {_describe(exc)}"
+        cause = grading_failed(ended, exc).note
         return _abort(base, cause, AGENT_ERROR, info, graded=False)
     reason, cause = _env_failure(exc)
     return _abort(base, cause, reason, info)
@@ -262,7 +256,7 @@ def _abort(base: Any, cause: str, reason: str, info: dict[str, Any], graded: boo
     try:
         step: Step = base.abort(cause, reason)
     except Exception as exc:
-        cause = f"{cause}; then grading failed: {_describe(exc)}"
+        cause = f"{cause}; then grading failed: {describe_exception(exc)}"
     else:
         if graded:
             return step

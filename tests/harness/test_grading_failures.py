@@ -1,5 +1,6 @@
 """No silent zero from grading: arguments nested too deeply are an ``Error: ...`` tool result and
-grade like any other episode; an exception while grading an ended episode is a recorded cause."""
+grade like any other episode; an exception while grading an ended episode is a recorded cause
+(the env ends the episode as ``agent_error``; see ``tests/env/test_grading_never_raises.py``)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from typing import Any
 
 import pytest
 
+from airline_gym.domain.nl_assertions import make_judge
 from airline_gym.domain.transcript import decode_arguments
 from airline_gym.harness.evaluate import EvalConfig, evaluate
-from airline_gym.harness.results import Results
+from airline_gym.harness.results import Results, summarize
+from airline_gym.testing.openai_server import OpenAIServer, Reply
 
 
 def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
@@ -65,28 +68,33 @@ def test_deeply_nested_arguments_get_an_error_result_and_a_real_grade(
         assert "Termination reason: max_steps" in sim["reward_info"]["info"]["note"]
 
 
+@pytest.mark.parametrize("concurrency", [1, 2])
 def test_an_exception_while_grading_an_ended_episode_is_a_recorded_cause(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, concurrency: int
 ) -> None:
-    """The fault is injected where the env grades (standing in for any bug in grading)."""
-    import airline_gym.env.episode as episode
-
-    def broken_grade(*args: Any, **kwargs: Any) -> Any:
-        raise RecursionError("maximum recursion depth exceeded (injected)")
-
-    async def abroken_grade(*args: Any, **kwargs: Any) -> Any:
-        broken_grade()
-
-    monkeypatch.setattr(episode, "grade_with_judge", broken_grade)
-    monkeypatch.setattr(episode, "agrade_with_judge", abroken_grade)
+    """The judge's reply (JSON nested 100,000 deep) makes grading raise, on the sync (1) and
+    the async (2) loop: the env ends the episode itself, the results file records the cause."""
     out = tmp_path / "run.json"
-    evaluate("gold", EvalConfig(task_ids=["17", "3"]), out=out)
-    sims = Results.load(out).simulations
-    assert len(sims) == 2
-    for sim in sims:
+    nested = "[" * 100_000 + "]" * 100_000
+    with OpenAIServer(default=Reply(nested)) as server:
+        judge = make_judge("openai/judge", {"api_base": server.base_url})
+        config = EvalConfig(
+            task_ids=["17", "3"],
+            reward_basis=("DB", "NL_ASSERTION"),
+            judge=judge,
+            concurrency=concurrency,
+        )
+        evaluate("gold", config, out=out)
+    results = Results.load(out)
+    assert len(results.simulations) == 2
+    for sim in results.simulations:
         assert sim["termination_reason"] == "agent_error"
         assert sim["reward_info"]["reward"] == 0.0
         cause = "grading the episode (ended: agent_stop) failed: RecursionError: maximum"
         assert sim["reward_info"]["info"]["note"].startswith(cause)
         assert sim["reward_info"]["info"]["error"] == sim["reward_info"]["info"]["note"]
         assert any(m["role"] == "tool" for m in sim["messages"])  # the transcript is kept
+    summary = summarize(results)  # a failed grade counts as 0, as any agent_error
+    assert summary["pass_hat_k"] == {1: 0.0} and summary["mean_reward"] == 0.0
+    assert summary["terminations"] == {"agent_error": 2} and len(summary["errors"]) == 2
+    assert summary["infrastructure_errors"] == 0
