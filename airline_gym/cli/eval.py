@@ -41,276 +41,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import time
 from pathlib import Path
-from typing import Any
 
-from airline_gym.agents import BUILTIN_AGENTS, LiteLLMAgent
+from airline_gym.cli.eval_args import add_arguments
 from airline_gym.cli.eval_out import check_out, interrupted_line
-from airline_gym.cli.options import (
-    add_benchmark_arguments,
-    add_customer_arguments,
-    add_failure_arguments,
-    add_reward_basis_arguments,
-    check_customer,
-    grading_settings,
-    local_api_key,
-    server_args,
-)
+from airline_gym.cli.eval_progress import ProgressDisplay as _ProgressDisplay
+from airline_gym.cli.eval_settings import AGENT_KEY_HINT, default_out, eval_agent, eval_config
+from airline_gym.cli.options import check_customer
 from airline_gym.domain.tasks import load_task_set
-from airline_gym.errors import AgentError, ConfigError, require
-from airline_gym.harness.evaluate import (
-    DEFAULT_SEED,
-    EvalConfig,
-    evaluate,
-    select_task_ids,
-)
+from airline_gym.errors import ConfigError, require
+from airline_gym.harness.evaluate import evaluate, select_task_ids
 from airline_gym.harness.interrupt import Interrupted
-from airline_gym.harness.results import (
-    JSONObject,
-    Results,
-    format_summary,
-    is_success,
-    sim_reward,
-    summarize,
-)
+from airline_gym.harness.results import JSONObject, Results, format_summary, summarize
 from airline_gym.harness.retry import retries_per_request
 from airline_gym.harness.user_audit import audit_summary, format_audit_summary
-from airline_gym.progress import Progress
 
-__all__ = ["add_arguments", "run"]
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """CLI options of ``airline-gym eval``."""
-    agent = parser.add_argument_group("agent (one of)")
-    who = agent.add_mutually_exclusive_group(required=True)
-    who.add_argument("--agent", choices=BUILTIN_AGENTS, help="a built-in agent")
-    who.add_argument("--agent-model", metavar="MODEL", help="litellm model of an LLM agent")
-    agent.add_argument("--api-base", metavar="URL", help="OpenAI-compatible URL for the agent")
-    agent.add_argument("--api-key", help="API key for the agent's model (default: from env)")
-    agent.add_argument("--temperature", type=float, default=0.0, help="agent temperature (0)")
-    customer = parser.add_argument_group("customer")
-    add_customer_arguments(
-        customer,
-        "--user-",
-        "scripted (offline) or llm; default llm if --user-model is given, else scripted",
-        "litellm model (default gpt-4.1)",
-    )
-    customer.add_argument(
-        "--user-cache",
-        metavar="PATH",
-        help="reply cache of the LLM customer (an SQLite file, created if absent): a request "
-        "seen before is answered from it without calling the model",
-    )
-    llm = parser.add_argument_group("LLM calls (agent and customer)")
-    llm.add_argument(
-        "--timeout",
-        type=float,
-        default=None,
-        help="seconds per request (default: none, as the reference: no request is cut short)",
-    )
-    llm.add_argument("--max-tokens", type=int, metavar="N", help="cap on tokens per reply (both)")
-    llm.add_argument(
-        "--llm-args",
-        type=_json_object,
-        metavar="JSON",
-        help="more litellm arguments for the agent, e.g. '{\"top_p\": 0.9}'",
-    )
-    llm.add_argument(
-        "--user-llm-args", type=_json_object, metavar="JSON", help="the same for the customer"
-    )
-    run_ = parser.add_argument_group("run")
-    add_benchmark_arguments(run_)
-    run_.add_argument("--split", default="base", help="train, test or base (all; default)")
-    run_.add_argument("--task-ids", metavar="IDS", help="comma-separated task ids, e.g. 1,2,3")
-    run_.add_argument("--trials", type=int, default=1, help="trials per task (default 1)")
-    run_.add_argument("--concurrency", type=int, default=1, help="episodes in parallel (1)")
-    run_.add_argument("--seed", type=int, default=DEFAULT_SEED, help="base seed (300)")
-    run_.add_argument("--max-steps", type=int, default=200, help="step budget (200)")
-    run_.add_argument("--max-errors", type=int, default=10, help="tool errors allowed (10)")
-    run_.add_argument(
-        "--protocol",
-        choices=("leaderboard", "gym"),
-        help="leaderboard (tau2 run; default with --agent-model) or gym (tau2's gym wrapper, "
-        "with done; default with --agent)",
-    )
-    add_reward_basis_arguments(parser.add_argument_group("grading (opt-in)"))
-    output = parser.add_argument_group("output")
-    output.add_argument("--out", metavar="FILE", help="results file (default results/<...>.json)")
-    output.add_argument("--resume", action="store_true", help="continue the run in --out")
-    output.add_argument(
-        "--retry-errors",
-        action="store_true",
-        help="with --resume, also rerun agent_error/user_error simulations",
-    )
-    add_failure_arguments(llm, output)
-    output.add_argument("--plot", metavar="PNG", help="draw the pass^k curve (needs matplotlib)")
-    output.add_argument("--json", action="store_true", help="print the summary as JSON")
-    output.add_argument(
-        "--report",
-        action="store_true",
-        help="at the end, write the HTML report beside the results file (.json -> .html)",
-    )
+__all__ = ["AGENT_KEY_HINT", "add_arguments", "run"]
 
 
 def _check_plot_support() -> None:
     require("matplotlib", "plot", "--plot")
-
-
-def _config(args: argparse.Namespace) -> EvalConfig:
-    for name in ("trials", "concurrency", "max_steps", "max_errors"):
-        if getattr(args, name) < 1:
-            raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
-    if args.max_tokens is not None and args.max_tokens < 1:
-        raise ConfigError("--max-tokens must be at least 1")
-    if args.max_retries < 0 or (args.timeout is not None and not args.timeout > 0):
-        raise ConfigError("--max-retries must be >= 0 and --timeout > 0")
-    user = args.user or ("llm" if args.user_model else "scripted")
-    if user == "scripted" and (args.user_model or args.user_api_base or args.user_api_key):
-        raise ConfigError("--user-model/--user-api-base/--user-api-key need --user llm")
-    if user == "scripted" and args.user_cache:
-        raise ConfigError("--user-cache needs --user llm (the scripted customer calls no model)")
-    if args.agent and (args.api_base or args.api_key):
-        raise ConfigError("--api-base/--api-key apply to --agent-model only")
-    if args.retry_errors and not args.resume:
-        raise ConfigError("--retry-errors needs --resume")
-    task_ids = None
-    if args.task_ids is not None:
-        task_ids = [t.strip() for t in args.task_ids.split(",") if t.strip()]
-        if not task_ids:
-            raise ConfigError(f"--task-ids: no task id in {args.task_ids!r}")
-    protocol = args.protocol or ("leaderboard" if args.agent_model else "gym")
-    request_retries = retries_per_request(args.benchmark, protocol, args.max_retries)
-    user_llm_args: dict[str, Any] | None = None
-    if user == "llm":
-        from airline_gym.users import DEFAULT_USER_MODEL, USER_MODEL_ENV
-
-        model = args.user_model or os.environ.get(USER_MODEL_ENV) or DEFAULT_USER_MODEL
-        user_llm_args = {**_extra_llm_args(args, args.user_llm_args)}
-        user_llm_args["max_retries"] = request_retries
-        if args.timeout is not None:
-            user_llm_args["timeout"] = args.timeout
-        user_llm_args.update(server_args(model, args.user_api_base, args.user_api_key))
-    return EvalConfig(
-        tasks=args.tasks,
-        benchmark=args.benchmark,
-        simulation_retries=args.max_retries,
-        split=args.split,
-        task_ids=task_ids,
-        trials=args.trials,
-        seed=args.seed,
-        max_steps=args.max_steps,
-        max_errors=args.max_errors,
-        user=user,
-        user_model=args.user_model,
-        user_llm_args=user_llm_args,
-        concurrency=args.concurrency,
-        protocol=protocol,
-        user_cache=args.user_cache,
-        **grading_settings(args),
-    )
-
-
-#: The CLI's way out when the agent's model has no key (not the Python options of a customer).
-AGENT_KEY_HINT = (
-    "or pass --api-base URL for a local OpenAI-compatible server, or run offline with "
-    "--agent gold or --agent noop instead of --agent-model"
-)
-
-
-def _agent(args: argparse.Namespace, request_retries: int) -> Any:
-    """The agent name, or a factory of LiteLLMAgents (one per episode, seeded)."""
-    if not args.agent_model:
-        return args.agent
-    from airline_gym.llm import check_credentials
-
-    key = local_api_key(args.agent_model, args.api_base, args.api_key)
-    problem = check_credentials(args.agent_model, args.api_base, key, AGENT_KEY_HINT)
-    if problem:
-        raise AgentError(f"the LLM agent cannot run: {problem}")
-
-    def make(seed: int) -> LiteLLMAgent:
-        return LiteLLMAgent(
-            args.agent_model,
-            api_base=args.api_base,
-            api_key=key,
-            temperature=args.temperature,
-            timeout=args.timeout,
-            max_retries=request_retries,
-            seed=seed,
-            llm_args=_extra_llm_args(args, args.llm_args),
-        )
-
-    return make
-
-
-def _json_object(text: str) -> dict[str, Any]:
-    """An ``--*-llm-args`` value: a JSON object."""
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"not JSON ({exc})") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"expected a JSON object, got {type(value).__name__}")
-    return value
-
-
-def _extra_llm_args(args: argparse.Namespace, given: dict[str, Any] | None) -> dict[str, Any]:
-    """``--max-tokens`` plus one role's ``--*-llm-args`` (which win)."""
-    extra: dict[str, Any] = {} if args.max_tokens is None else {"max_tokens": args.max_tokens}
-    extra.update(given or {})
-    return extra
-
-
-def _default_out(args: argparse.Namespace, config: EvalConfig) -> Path:
-    who = args.agent_model or args.agent
-    user = config.user_model if config.user == "llm" and config.user_model else config.user
-    stem = f"{time.strftime('%Y%m%d-%H%M%S')}_{who}_user-{user}"
-    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in stem)
-    return Path("results") / f"{safe}.json"
-
-
-class _ProgressDisplay:
-    """The eval's progress: a bar with the pass tally on a terminal, else a line per simulation."""
-
-    def __init__(self, stream: Any = None) -> None:
-        self.stream = stream
-        self._bar: Progress | None = None
-        self._seen = self._wins = 0  # running tally: updating costs the same at 10 or 10,000
-
-    def _status(self) -> str:
-        seen, wins = self._seen, self._wins
-        return f"pass {wins}/{seen} ({wins / seen:.0%})" if seen else "pass -"
-
-    def start(self, done: int, total: int, results: Results) -> None:
-        """Show the starting point (simulations already in a resumed file)."""
-        self._seen = len(results.simulations)
-        self._wins = sum(is_success(sim_reward(s)) for s in results.simulations)
-        self._bar = Progress("eval", self.stream, total=total).__enter__()
-        status = self._status()
-        line = f"resuming: {done}/{total} simulations already done; {status}" if done else None
-        self._bar.count(done, status, line)
-
-    def update(self, sim: JSONObject, done: int, total: int, results: Results) -> None:
-        """One more simulation finished."""
-        self._seen += 1
-        self._wins += is_success(sim_reward(sim))
-        status = self._status()
-        line = (
-            f"[{done}/{total}] task {sim['task_id']} trial {sim['trial']}: "
-            f"reward {sim_reward(sim):g} ({sim['termination_reason']}); {status}"
-        )
-        assert self._bar is not None, "start() first"
-        self._bar.count(done, status, line)
-
-    def close(self, failed: BaseException | None = None) -> None:
-        """Take the bar down (after the run, or when it failed)."""
-        if self._bar is not None:
-            self._bar.__exit__(type(failed) if failed else None, failed, None)
-            self._bar = None
 
 
 def _write_report(out: Path) -> Path:
@@ -323,12 +74,12 @@ def _write_report(out: Path) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym eval``."""
-    config = _config(args)
+    config = eval_config(args)
     if args.plot:
         _check_plot_support()
     if args.resume and not args.out:
         raise ConfigError("--resume needs --out FILE (the results file to continue)")
-    agent = _agent(args, retries_per_request(args.benchmark, config.protocol, args.max_retries))
+    agent = eval_agent(args, retries_per_request(args.benchmark, config.protocol, args.max_retries))
     task_set = load_task_set(config.task_set_name)
     select_task_ids(task_set, config)  # unknown ids: one line, before anything runs
     if config.user == "llm":  # fail fast, before any episode, when the customer cannot run
@@ -342,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
             user_llm_args=config.user_llm_args,
         )
         check_customer(probe.user, "--user-api-base")
-    out = Path(args.out) if args.out else _default_out(args, config)
+    out = Path(args.out) if args.out else default_out(args, config)
     check_out(out, args.resume)
     ran = 0
     display = _ProgressDisplay()
