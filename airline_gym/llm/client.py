@@ -25,6 +25,7 @@ from airline_gym.llm.openai_blocking import post_chat_blocking
 from airline_gym.llm.openai_direct import direct_body, post_chat
 from airline_gym.llm.pricing import usage_cost
 from airline_gym.llm.replies import ChatReply, parse_reply
+from airline_gym.llm.time_limit import time_limit
 
 __all__ = ["RESERVED_KWARGS", "ChatModel", "LiteLLMChatModel"]
 
@@ -206,9 +207,11 @@ class LiteLLMChatModel:
             try:
                 self._check_credentials()
                 if body is not None:
-                    return await asyncio.wait_for(self._send_direct(body), self.timeout)
+                    async with time_limit(self.timeout):
+                        return await self._send_direct(body)
                 request = self.litellm_request(messages, tools)
-                response = await asyncio.wait_for(acomplete_litellm(request), self.timeout)
+                async with time_limit(self.timeout):
+                    response = await acomplete_litellm(request)
                 return self._reply(response)
             except Exception as exc:
                 delay = self._on_failure(exc, attempt)

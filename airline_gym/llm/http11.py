@@ -14,7 +14,9 @@ so a server that drips its status line and headers cannot stretch it; the reply 
 :class:`~airline_gym.llm.http_reply.ReplyReader` (body capped, the end of the stream handed to
 h11: a close-delimited reply is accepted, one cut short of its Content-Length is not). A
 connection is reused only after a complete exchange; one that failed, timed out or was
-cancelled is closed, and an idle one the server has closed is noticed before use.
+cancelled is closed, and an idle one the server has closed is noticed before use. The limits
+are :func:`~airline_gym.llm.time_limit.time_limit` scopes, never ``asyncio.wait_for``, which on
+Python 3.11 drops a cancellation that lands as a read finishes.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from urllib.parse import urlsplit
 import h11
 
 from airline_gym.llm.http_reply import ProtocolFailure, ReplyReader, seconds_left
+from airline_gym.llm.time_limit import time_limit
 
 __all__ = ["SENT_HOOKS", "ProtocolFailure", "post"]
 
@@ -113,9 +116,8 @@ def _target(url: str) -> tuple[Key, str, str]:
 async def _connect(key: Key, deadline: float | None) -> _Connection:
     scheme, host, port = key
     tls = _ssl_context() if scheme == "https" else None
-    left = seconds_left(deadline)  # before the coroutine exists: none is left un-awaited
-    opening = asyncio.open_connection(host, port, ssl=tls, limit=_READ_SIZE)
-    reader, writer = await asyncio.wait_for(opening, left)
+    async with time_limit(seconds_left(deadline)):  # before the coroutine exists
+        reader, writer = await asyncio.open_connection(host, port, ssl=tls, limit=_READ_SIZE)
     return _Connection(reader, writer)
 
 
@@ -130,8 +132,9 @@ async def _exchange(
     reply = ReplyReader(conn.h11)
     complete = reply.advance()
     while not complete:  # b"" at the end of the stream: h11 decides what it means
-        left = seconds_left(deadline)  # before the read's coroutine exists (never un-awaited)
-        complete = reply.feed(await asyncio.wait_for(conn.reader.read(_READ_SIZE), left))
+        async with time_limit(seconds_left(deadline)):  # before the read's coroutine exists
+            received = await conn.reader.read(_READ_SIZE)
+        complete = reply.feed(received)
     return reply.status, reply.body, reply.headers
 
 

@@ -22,8 +22,8 @@ class Reply:
     an HTTP status such as ``"500"``, ``"429"`` (sent with ``Retry-After: retry_after``) or
     ``"401"``. ``hang`` waits ``hang_seconds`` (or until the server stops) then closes the
     socket without answering; ``drip`` sends the headers of a 200, then one byte of body every
-    0.1 s for ``hang_seconds`` (a read timeout never fires). ``delay`` seconds pass before any
-    answer (a slow model).
+    ``drip_interval`` seconds (0.1) for ``hang_seconds`` (a read timeout never fires).
+    ``delay`` seconds pass before any answer (a slow model).
     """
 
     content: str | None = None
@@ -32,6 +32,7 @@ class Reply:
     retry_after: str | None = "0"
     hang_seconds: float = 30.0
     delay: float = 0.0
+    drip_interval: float = 0.1
 
     def __post_init__(self) -> None:
         if self.fault is not None and self.fault not in FAULTS and not is_status(self.fault):

@@ -261,7 +261,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._drop()
             return
         if fault == "drip":
-            self._drip(reply.hang_seconds)
+            self._drip(reply.hang_seconds, reply.drip_interval)
             return
         if fault == "garbage":
             self._send(200, b"<html>this is not JSON {", content_type="application/json")
@@ -298,7 +298,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send_json(200, completion_body(completion_id, model, message, usage))
 
-    def _drip(self, seconds: float) -> None:
+    def _drip(self, seconds: float, interval: float) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", "100000")
@@ -306,7 +306,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         end = time.monotonic() + seconds
         with contextlib.suppress(OSError):
-            while time.monotonic() < end and not self.owner._stopping.wait(0.1):
+            while time.monotonic() < end and not self.owner._stopping.wait(interval):
                 self.wfile.write(b" ")
                 self.wfile.flush()
         self._drop()

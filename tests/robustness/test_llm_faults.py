@@ -188,8 +188,13 @@ def _sockets() -> int:
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
 @pytest.mark.parametrize("path", ["blocking", "async", "litellm-blocking"])
 def test_requests_given_up_on_leave_no_thread_or_socket(path: str) -> None:
-    """15 episodes against a server that drips bytes: each timed-out request is closed."""
-    drip = Reply(fault="drip", hang_seconds=20)
+    """15 episodes against a server that drips bytes: each timed-out request is closed.
+
+    The drip is fast, so the timeout lands in a turn of the loop where a read has just finished:
+    with ``asyncio.wait_for`` around each read, that lost the timeout's own cancellation and the
+    request read on until the drip ended ("server closed the connection before a full reply").
+    """
+    drip = Reply(fault="drip", hang_seconds=20, drip_interval=0.0005)
     args = {"timeout": 0.3, "max_retries": 0, "fast_path": not path.startswith("litellm")}
     with OpenAIServer(default=drip) as server:
         envs = [customer_env(server, **args).unwrapped for _ in range(15)]
@@ -210,6 +215,41 @@ def test_requests_given_up_on_leave_no_thread_or_socket(path: str) -> None:
         assert threading.active_count() <= threads
         assert _sockets() <= sockets
         assert len(server.requests) == 16
+
+
+def test_a_request_cancelled_while_its_reply_streams_in_stops_at_once() -> None:
+    """Cancelled while reply bytes arrive, each request ends with CancelledError, not later.
+
+    With ``asyncio.wait_for`` around each read, Python 3.11 dropped a cancellation that landed in
+    the turn of the loop where a read finished: the request read on until its deadline. At one
+    byte per half millisecond most turns finish a read (40 of 40 cancellations were lost).
+    """
+    drip = Reply(fault="drip", hang_seconds=8, drip_interval=0.0005)
+    message = [{"role": "user", "content": "hello"}]
+
+    async def cancel_one(model: LiteLLMChatModel) -> tuple[str, float]:
+        request = asyncio.create_task(model.acomplete(message))
+        await asyncio.sleep(0.5)  # the headers are in; the body drips
+        request.cancel()
+        start = time.monotonic()
+        try:
+            await request
+        except asyncio.CancelledError:
+            return "cancelled", time.monotonic() - start
+        except Exception as exc:
+            return f"{type(exc).__name__}: {exc}", time.monotonic() - start
+        return "returned", time.monotonic() - start
+
+    async def play(server: OpenAIServer) -> list[tuple[str, float]]:
+        model = LiteLLMChatModel(
+            "openai/customer", server.base_url, "sk-test", timeout=60, max_retries=0
+        )
+        return await asyncio.gather(*(cancel_one(model) for _ in range(40)))
+
+    with OpenAIServer(default=drip) as server:
+        ends = asyncio.run(play(server))
+    assert [outcome for outcome, _ in ends] == ["cancelled"] * 40
+    assert max(seconds for _, seconds in ends) < 5  # the drip lasts 8 s, the timeout 60 s
 
 
 # --- the model agent -----------------------------------------------------------------------------
