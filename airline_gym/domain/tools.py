@@ -46,6 +46,7 @@ __all__ = [
     "NEW_RESERVATION_IDS",
     "NOW",
     "TOOLS",
+    "TOOL_TYPES",
     "WRITE_TOOLS",
     "FlightInfo",
     "PassengerInfo",
@@ -186,3 +187,14 @@ WRITE_TOOLS: frozenset[str] = frozenset(
         "send_certificate",
     }
 )
+
+#: Each tool's type as the reference's tools declare it ("read", "write" or "generic"); tau3's
+#: results record it on every action check (``tool_type``, null for a name that is no tool).
+TOOL_TYPES: dict[str, str] = {
+    name: "write"
+    if name in WRITE_TOOLS
+    else "generic"
+    if name in ("calculate", "transfer_to_human_agents")
+    else "read"
+    for name in TOOLS
+}

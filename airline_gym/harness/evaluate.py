@@ -308,7 +308,7 @@ class _Run:
         key = f"{self.name}|{task_id}|{trial}|{result.seed}"
         sim_id = str(uuid.uuid5(_ID_NAMESPACE, key))
         task = self.task_set[task_id]
-        record = simulation_record(result, task, trial, sim_id)
+        record = simulation_record(result, task, trial, sim_id, self.config.benchmark)
         if self.audit_customer:
             scenario = task.raw.get("user_scenario") or {}
             record[USER_AUDIT_KEY] = audit_conversation(scenario, record["messages"])

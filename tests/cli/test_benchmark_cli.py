@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from airline_gym.domain.tools import TOOL_TYPES
 from tests.cli.test_cli import cli
 from tests.conftest import SHARED
 
@@ -69,6 +70,9 @@ def test_eval_records_the_version_and_resume_keeps_it(tmp_path: Path) -> None:
     results = json.loads(out.read_text())
     assert results["info"]["benchmark"] == "tau3" and results["info"]["task_set"] == "tau3"
     assert [s["reward_info"]["reward"] for s in results["simulations"]] == [1.0, 1.0]
+    checks = [c for s in results["simulations"] for c in s["reward_info"]["action_checks"]]
+    assert all(c["tool_type"] == TOOL_TYPES[c["action"]["name"]] for c in checks)  # tau3's field
+    assert {c["tool_type"] for c in checks} >= {"read", "write"}
     summary = json.loads(done.stdout)
     assert summary["benchmark"] == "tau3" and summary["infrastructure_errors"] == 0
     again = cli("eval", "--agent", "gold", "--task-ids", "2,7", "--out", str(out), "--resume")

