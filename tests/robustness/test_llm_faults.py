@@ -27,6 +27,7 @@ from airline_gym.agents import DONE, text_message, tool_call_message
 from airline_gym.llm import LiteLLMChatModel, LLMError, _litellm
 from airline_gym.testing.openai_server import OpenAIServer, Reply
 from airline_gym.testing.raw_http_server import RawServer
+from tests.robustness.cancel_mid_reply import cancel_mid_reply
 
 TIMEOUT = 0.5
 RETRIES = 2
@@ -224,30 +225,7 @@ def test_a_request_cancelled_while_its_reply_streams_in_stops_at_once() -> None:
     the turn of the loop where a read finished: the request read on until its deadline. At one
     byte per half millisecond most turns finish a read (40 of 40 cancellations were lost).
     """
-    drip = Reply(fault="drip", hang_seconds=8, drip_interval=0.0005)
-    message = [{"role": "user", "content": "hello"}]
-
-    async def cancel_one(model: LiteLLMChatModel) -> tuple[str, float]:
-        request = asyncio.create_task(model.acomplete(message))
-        await asyncio.sleep(0.5)  # the headers are in; the body drips
-        request.cancel()
-        start = time.monotonic()
-        try:
-            await request
-        except asyncio.CancelledError:
-            return "cancelled", time.monotonic() - start
-        except Exception as exc:
-            return f"{type(exc).__name__}: {exc}", time.monotonic() - start
-        return "returned", time.monotonic() - start
-
-    async def play(server: OpenAIServer) -> list[tuple[str, float]]:
-        model = LiteLLMChatModel(
-            "openai/customer", server.base_url, "sk-test", timeout=60, max_retries=0
-        )
-        return await asyncio.gather(*(cancel_one(model) for _ in range(40)))
-
-    with OpenAIServer(default=drip) as server:
-        ends = asyncio.run(play(server))
+    ends = cancel_mid_reply(40)
     assert [outcome for outcome, _ in ends] == ["cancelled"] * 40
     assert max(seconds for _, seconds in ends) < 5  # the drip lasts 8 s, the timeout 60 s
 
