@@ -11,6 +11,7 @@ the README). Needs the openenv extra: pip install "airline-gym[openenv]".
   airline-gym serve                                  # 127.0.0.1:8000, scripted customer
   airline-gym serve --port 0                         # any free port (printed once listening)
   airline-gym serve --port 9000 --max-sessions 512 --idle-timeout 120
+  airline-gym serve --max-message-bytes 4194304      # allow frames and bodies up to 4 MiB
   airline-gym serve --user-model gpt-4.1             # LLM customer (needs OPENAI_API_KEY)
   airline-gym serve --user-model openai/qwen --user-api-base http://localhost:8001/v1
 
@@ -34,6 +35,9 @@ from airline_gym.errors import ConfigError, UserSimulatorError, require
 #: Defaults shown in --help: the integration's own defaults (a test checks they agree).
 IDLE_TIMEOUT = 600.0
 MAX_TOOL_CALLS = 32
+MAX_MESSAGE_BYTES = 1 << 20
+#: --max-message-bytes' range: 1 KiB (a short action) to 1 GiB (each frame is held in memory).
+MESSAGE_BYTES_RANGE = (1 << 10, 1 << 30)
 
 
 def port_number(text: str) -> int:
@@ -58,6 +62,18 @@ def positive_seconds(text: str) -> float:
     return seconds
 
 
+def byte_count(text: str) -> int:
+    """An argparse type: a whole number of bytes within :data:`MESSAGE_BYTES_RANGE`."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of bytes: {text!r}") from None
+    low, high = MESSAGE_BYTES_RANGE
+    if not low <= count <= high:
+        raise argparse.ArgumentTypeError(f"must be {low} to {high} bytes, got {count}")
+    return count
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym serve``."""
     parser.add_argument("--host", default="127.0.0.1", help="interface (default 127.0.0.1)")
@@ -80,6 +96,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=MAX_TOOL_CALLS,
         help="tool calls one action may carry; more get an error observation and run nothing "
         f"(default {MAX_TOOL_CALLS})",
+    )
+    parser.add_argument(
+        "--max-message-bytes",
+        type=byte_count,
+        default=MAX_MESSAGE_BYTES,
+        metavar="N",
+        help="largest WebSocket message or HTTP body a client may send; a larger frame closes "
+        f"its session (code 1009), a larger body gets 413 (default {MAX_MESSAGE_BYTES}: 1 MiB)",
     )
     parser.add_argument("--tasks", default="tau2", help="'tau2' or a path to a tasks.json")
     parser.add_argument("--split", help="task split drawn from when reset names no task")
@@ -151,6 +175,7 @@ def build_app(args: argparse.Namespace) -> Any:
         max_sessions=args.max_sessions,
         idle_timeout=args.idle_timeout,
         max_tool_calls=args.max_tool_calls,
+        max_message_bytes=args.max_message_bytes,
         **kwargs,
     )
     from airline_gym.integrations.tau_bench_server import add_tau_bench_routes
@@ -194,7 +219,13 @@ def make_server(args: argparse.Namespace) -> Serving:
     from airline_gym.integrations.openenv_server import quiet_clean_disconnects
 
     sock = listen(args.host, args.port)
-    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
+    config = uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        ws_max_size=args.max_message_bytes,  # an oversize frame is refused from its header
+    )
     quiet_clean_disconnects()  # after Config: it configures uvicorn's loggers
     return Serving(uvicorn.Server(config), sock)
 

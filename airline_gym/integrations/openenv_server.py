@@ -4,14 +4,19 @@ openenv-core's :class:`HTTPEnvServer` provides the routes (``/health``, ``/reset
 ``/schema``, ``/metadata``, ``/mcp``) and the session bookkeeping (capacity, one executor thread
 per session). Two of its routes are replaced, because against hostile clients they failed:
 
-- ``/ws`` (the WebSocket session, :meth:`AirlineEnvServer.websocket_session`): each session's
-  env work (reset, step, state, and turning the observation into JSON) runs on the session's own
-  thread, so a slow step never holds the event loop, other sessions or ``/health``; a frame that
-  is not a JSON object (array, number, string, ``null``, binary) gets an error reply and the
-  session keeps its episode; a session with no message for ``idle_timeout`` seconds is closed.
+- ``/ws`` (the WebSocket session, :meth:`AirlineEnvServer.websocket_session`): all of a frame's
+  work (its size check, decoding its JSON, reset, step, state, and turning the observation into
+  JSON) runs on the session's own thread, so neither a slow step nor a large frame holds the
+  event loop, other sessions or ``/health`` (a large frame's JSON is decoded by
+  :func:`~airline_gym.integrations.message_limits.decode_json`, which lets other threads run
+  meanwhile); a frame that is not a JSON object (array, number, string, ``null``, binary) gets
+  an error reply and the session keeps its episode; a frame over ``max_message_bytes`` closes
+  the session with code 1009 and a one-line reason; a session with no message for
+  ``idle_timeout`` seconds is closed.
 - ``POST /step``: over plain HTTP every request gets a fresh env (OpenEnv's stateless API), so
   no step can ever find an episode: it answers 409 with the reason instead of a 500.
 
+An HTTP request body over ``max_message_bytes`` gets 413 and a one-line JSON error.
 Sessions created without a WebSocket (``openenv/session/create`` over ``POST /mcp``) are
 released once idle for ``idle_timeout`` seconds, so they cannot hold ``max_sessions`` for good.
 """
@@ -21,12 +26,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from airline_gym.errors import AirlineGymError, ConfigError, MissingDependencyError
+from airline_gym.integrations.message_limits import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    BodySizeLimit,
+    decode_json,
+    oversize_reason,
+    utf8_size,
+)
 from airline_gym.integrations.openenv import (
     DEFAULT_MAX_TOOL_CALLS,
     AirlineAction,
@@ -63,7 +75,13 @@ except ImportError:  # pragma: no cover - exercised only without the extra
         "airline_gym.integrations.openenv_server", "openenv-core", "openenv"
     ) from None
 
-__all__ = ["DEFAULT_IDLE_TIMEOUT", "AirlineEnvServer", "make_app", "quiet_clean_disconnects"]
+__all__ = [
+    "DEFAULT_IDLE_TIMEOUT",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "AirlineEnvServer",
+    "make_app",
+    "quiet_clean_disconnects",
+]
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +93,7 @@ HTTP_STEP_REFUSAL = (
     "so reset and step on one WebSocket session instead (/ws, e.g. openenv's GenericEnvClient)"
 )
 _MESSAGE_TYPES = "reset, step, state, close"
+MESSAGE_TOO_BIG = 1009  # the WebSocket close code for a message over the limit
 
 
 def _error(message: str, code: WSErrorCode, **extra: Any) -> str:
@@ -82,14 +101,13 @@ def _error(message: str, code: WSErrorCode, **extra: Any) -> str:
     return str(WSErrorResponse(data={"message": message, "code": code, **extra}).model_dump_json())
 
 
-def _frame_message(frame: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
+def _frame_message(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
     """(the JSON object a text frame carries, None), or (None, the error reply)."""
-    text = frame.get("text")
     if text is None:
         reason = "a binary frame; send each message as a JSON object in a text frame"
         return None, _error(f"Invalid message: {reason}", WSErrorCode.INVALID_JSON)
     try:
-        message = json.loads(text)
+        message = decode_json(text)
     except (ValueError, RecursionError) as exc:
         return None, _error(f"Invalid JSON: {exc}", WSErrorCode.INVALID_JSON)
     if not isinstance(message, dict):
@@ -100,13 +118,38 @@ def _frame_message(frame: dict[str, Any]) -> tuple[dict[str, Any] | None, str | 
     return message, None
 
 
+@dataclass(frozen=True)
+class _Ending:
+    """How a session ends: a last reply (if any), then a close frame with this code and reason."""
+
+    reply: str | None = None
+    code: int = 1000
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """What one frame got: the reply to send (None: end the session with ``ending``)."""
+
+    reply: str | None
+    kind: str  # the message's type, or "invalid", "unknown", "oversize"
+    ending: _Ending | None = None
+
+
 class AirlineEnvServer(HTTPEnvServer):  # type: ignore[misc,unused-ignore]
     """openenv-core's server with the session loop and idle release described above."""
 
-    def __init__(self, factory: Any, max_sessions: int, idle_timeout: float) -> None:
+    def __init__(
+        self,
+        factory: Any,
+        max_sessions: int,
+        idle_timeout: float,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
         config = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=idle_timeout)
         super().__init__(factory, AirlineAction, AirlineObservation, concurrency_config=config)
         self.idle_timeout = idle_timeout
+        self.max_message_bytes = max_message_bytes
         self._websocket_sessions: set[str] = set()  # these time out in their own loop
 
     # --- the WebSocket session ---------------------------------------------------------------
@@ -117,62 +160,85 @@ class AirlineEnvServer(HTTPEnvServer):  # type: ignore[misc,unused-ignore]
             session_id, env = await self._create_session()
         except SessionCapacityError as exc:
             extra = {"active_sessions": exc.active_sessions, "max_sessions": exc.max_sessions}
-            await self._close(websocket, _error(str(exc), WSErrorCode.CAPACITY_REACHED, **extra))
+            reply = _error(str(exc), WSErrorCode.CAPACITY_REACHED, **extra)
+            await self._close(websocket, _Ending(reply))
             return
         except EnvironmentFactoryError as exc:
             reply = _error(str(exc), WSErrorCode.FACTORY_ERROR, factory_name=exc.factory_name)
-            await self._close(websocket, reply)
+            await self._close(websocket, _Ending(reply))
             return
         self._websocket_sessions.add(session_id)
         try:
-            farewell = await self._serve(websocket, session_id, env)
+            ending = await self._serve(websocket, session_id, env)
         except (WebSocketDisconnect, OSError):
-            farewell = None  # the client left mid-reply
+            ending = None  # the client left mid-reply
         finally:
             self._websocket_sessions.discard(session_id)
             await self._destroy_session(session_id)
-        await self._close(websocket, farewell)
+        await self._close(websocket, ending)
 
-    async def _close(self, websocket: WebSocket, last_reply: str | None) -> None:
+    async def _close(self, websocket: WebSocket, ending: _Ending | None) -> None:
+        ending = ending or _Ending()
         with contextlib.suppress(WebSocketDisconnect, RuntimeError, OSError):  # already gone
-            if last_reply is not None:
-                await websocket.send_text(last_reply)
-            await websocket.close()
+            if ending.reply is not None:
+                await websocket.send_text(ending.reply)
+            await websocket.close(ending.code, ending.reason)
 
     async def _serve(
         self, websocket: WebSocket, session_id: str, env: AirlineOpenEnv
-    ) -> str | None:
-        """Answer frames until the client closes (None) or idles (the reply to send last)."""
+    ) -> _Ending | None:
+        """Answer frames until the client closes (None), idles or sends too much (how to end)."""
         while True:
             try:
                 frame = await asyncio.wait_for(websocket.receive(), self.idle_timeout)
             except asyncio.TimeoutError:  # not the builtin before Python 3.11
-                return _error(
-                    f"session closed: no message for {self.idle_timeout:g} s "
-                    "(airline-gym serve --idle-timeout)",
-                    WSErrorCode.SESSION_ERROR,
+                return _Ending(
+                    _error(
+                        f"session closed: no message for {self.idle_timeout:g} s "
+                        "(airline-gym serve --idle-timeout)",
+                        WSErrorCode.SESSION_ERROR,
+                    )
                 )
             if frame["type"] == "websocket.disconnect":
                 return None
-            message, refusal = _frame_message(frame)
-            if message is not None and message.get("type") == "close":
-                return None
-            reply = refusal if message is None else await self._answer(session_id, env, message)
-            await websocket.send_text(str(reply))
+            # all of a frame's work, decoding included, on the session's thread (not the loop)
+            text, binary = frame.get("text"), frame.get("bytes")
+            work = functools.partial(self._answer, session_id, env, text, binary)
+            answer: _Answer = await self._run_in_session_executor(session_id, work)
+            if answer.kind in ("reset", "step", "state"):
+                self._update_session_activity(session_id, increment_step=answer.kind == "step")
+            if answer.reply is None:  # the client said close, or the frame was over the limit
+                return answer.ending
+            await websocket.send_text(answer.reply)
 
-    async def _answer(self, session_id: str, env: AirlineOpenEnv, message: dict[str, Any]) -> str:
-        """The reply to one message; the env's work runs on the session's thread."""
+    def _answer(
+        self, session_id: str, env: AirlineOpenEnv, text: str | None, binary: bytes | None
+    ) -> _Answer:
+        """One frame's answer (on the session's thread): its size checked, decoded and done."""
+        size = utf8_size(text) if text is not None else len(binary or b"")
+        if size > self.max_message_bytes:
+            reason = oversize_reason("message", size, self.max_message_bytes)
+            return _Answer(None, "oversize", _Ending(code=MESSAGE_TOO_BIG, reason=reason))
+        message, refusal = _frame_message(text)
+        if message is None:
+            return _Answer(refusal, "invalid")
         kind, data = message.get("type"), message.get("data", {})
+        if kind == "close":
+            return _Answer(None, "close")
         if kind not in ("reset", "step", "state"):
-            return _error(
-                f"Unknown message type: {kind!r}; known: {_MESSAGE_TYPES}",
-                WSErrorCode.UNKNOWN_TYPE,
+            return _Answer(
+                _error(
+                    f"Unknown message type: {kind!r}; known: {_MESSAGE_TYPES}",
+                    WSErrorCode.UNKNOWN_TYPE,
+                ),
+                "unknown",
             )
         if kind != "state" and not isinstance(data, dict):
-            return _error(f"{kind} data must be a JSON object", WSErrorCode.VALIDATION_ERROR)
-        work = functools.partial(_handle, env, kind, data)
+            return _Answer(
+                _error(f"{kind} data must be a JSON object", WSErrorCode.VALIDATION_ERROR), kind
+            )
         try:
-            reply = await self._run_in_session_executor(session_id, work)
+            reply = _handle(env, kind, data)
         except ValidationError as exc:
             errors = exc.errors(include_url=False, include_context=False, include_input=False)
             reply = _error("Invalid message", WSErrorCode.VALIDATION_ERROR, errors=errors)
@@ -180,8 +246,7 @@ class AirlineEnvServer(HTTPEnvServer):  # type: ignore[misc,unused-ignore]
             if not isinstance(exc, AirlineGymError):  # not the client's mistake: a bug to see
                 log.warning("session %s: %s failed", session_id, kind, exc_info=True)
             reply = _error(str(exc) or type(exc).__name__, WSErrorCode.EXECUTION_ERROR)
-        self._update_session_activity(session_id, increment_step=kind == "step")
-        return str(reply)
+        return _Answer(reply, kind)
 
     # --- idle sessions made without a WebSocket ----------------------------------------------
     async def _reap_idle_sessions(self) -> None:
@@ -260,17 +325,27 @@ def make_app(
     max_sessions: int = 256,
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     **env_kwargs: Any,
 ) -> FastAPI:
     """The FastAPI app serving :class:`AirlineOpenEnv` sessions built with ``env_kwargs``.
 
     At most ``max_sessions`` sessions live at once (each one episode at a time); a session with
     no message for ``idle_timeout`` seconds is released; an action may carry at most
-    ``max_tool_calls`` tool calls.
+    ``max_tool_calls`` tool calls. A WebSocket message over ``max_message_bytes`` closes its
+    session (code 1009), an HTTP body over it gets 413. The app can only check a frame the ASGI
+    server has read whole: give the server the same limit (uvicorn: ``ws_max_size=``, as
+    ``airline-gym serve`` does) so an oversize frame is refused from its header.
     """
+    if isinstance(max_message_bytes, bool) or not isinstance(max_message_bytes, int):
+        raise ConfigError(f"max_message_bytes must be a whole number, got {max_message_bytes!r}")
+    if max_message_bytes < 1:
+        raise ConfigError(f"max_message_bytes must be at least 1, got {max_message_bytes}")
     factory = functools.partial(AirlineOpenEnv, max_tool_calls=max_tool_calls, **env_kwargs)
     app = FastAPI(title="airline-gym (OpenEnv)", description=__doc__)
-    AirlineEnvServer(factory, max_sessions, idle_timeout).register(app)
+    AirlineEnvServer(factory, max_sessions, idle_timeout, max_message_bytes).register(app)
+    app.add_middleware(BodySizeLimit, max_bytes=max_message_bytes)
+    app.state.max_message_bytes = max_message_bytes
     return app
 
 

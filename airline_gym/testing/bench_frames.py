@@ -39,7 +39,10 @@ STEP = {
                 {
                     "id": "c1",
                     "type": "function",
-                    "function": {"name": "get_user_details", "arguments": {"user_id": "mia_li_3668"}},
+                    "function": {
+                        "name": "get_user_details",
+                        "arguments": {"user_id": "mia_li_3668"},
+                    },
                 }
             ]
         }
@@ -73,18 +76,29 @@ class Row:
     load: float = 0.0
 
     def line(self) -> str:
-        def stats(values: list[float]) -> str:
-            if not values:
-                return "      -"
-            p99 = statistics.quantiles(values, n=100, method="inclusive")[98] if len(values) > 1 else values[0]
-            return f"{1e3 * statistics.median(values):7.1f} {1e3 * p99:7.1f} {1e3 * max(values):7.1f}"
+        """The row as printed: milliseconds, then the load average."""
+        frames = f"{len(self.frames):4d} x {_ms(statistics.mean(self.frames)):5.0f}"
+        return (
+            f"{self.label:>9} {_stats(self.health)} | {_stats(self.steps)} | "
+            f"{frames if self.frames else '   -':>12} | {self.load:5.1f}"
+        )
 
-        frames = f"{len(self.frames):4d} x {1e3 * statistics.mean(self.frames):7.0f}" if self.frames else "   -"
-        return f"{self.label:>9} {stats(self.health)} | {stats(self.steps)} | {frames} | {self.load:5.1f}"
+
+def _ms(seconds: float) -> float:
+    return 1e3 * seconds
+
+
+def _stats(values: list[float]) -> str:
+    """p50, p99 and max in ms."""
+    if not values:
+        return f"{'-':>23}"
+    p99 = statistics.quantiles(values, n=100, method="inclusive")[98] if values[1:] else values[0]
+    return f"{_ms(statistics.median(values)):7.1f} {_ms(p99):7.1f} {_ms(max(values)):7.1f}"
 
 
 HEADER = (
-    "    frame  /health ms: p50     p99     max | step ms: p50     p99     max | frames x ms | load"
+    "    frame   /health ms p50     p99     max |  step ms p50     p99     max "
+    "|  frames x ms | load"
 )
 
 

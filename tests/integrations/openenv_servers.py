@@ -21,7 +21,13 @@ from airline_gym.cli.main import build_parser
 def running_server(*options: str) -> Iterator[str]:
     """``airline-gym serve --port 0 OPTIONS...`` (its own ``make_server``); yields its URL."""
     args = build_parser().parse_args(["serve", "--port", "0", *options])
-    serving = serve.make_server(args)
+    with running(serve.make_server(args)) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def running(serving: serve.Serving) -> Iterator[str]:
+    """``serving`` run in a thread of the test process until the block ends; yields its URL."""
     thread = threading.Thread(target=serving.run, name="airline-gym-serve", daemon=True)
     thread.start()
     deadline = time.monotonic() + 60

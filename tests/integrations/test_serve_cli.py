@@ -38,6 +38,9 @@ def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
         ("--idle-timeout", "0", "must be a number of seconds > 0, got 0"),
         ("--idle-timeout", "nan", "must be a number of seconds > 0, got nan"),
         ("--max-tool-calls", "0", "--max-tool-calls must be at least 1"),
+        ("--max-message-bytes", "1MiB", "not a whole number of bytes: '1MiB'"),
+        ("--max-message-bytes", "0", "must be 1024 to 1073741824 bytes, got 0"),
+        ("--max-message-bytes", "2147483648", "must be 1024 to 1073741824 bytes, got 2147483648"),
     ],
 )
 def test_bad_settings_are_one_line_and_exit_2(capsys, option, value, reason):
@@ -63,11 +66,15 @@ def test_an_llm_customer_without_credentials_is_refused_at_start(capsys, monkeyp
 
 def test_the_cli_defaults_are_the_integrations_defaults():
     from airline_gym.integrations.openenv import DEFAULT_MAX_TOOL_CALLS
-    from airline_gym.integrations.openenv_server import DEFAULT_IDLE_TIMEOUT
+    from airline_gym.integrations.openenv_server import (
+        DEFAULT_IDLE_TIMEOUT,
+        DEFAULT_MAX_MESSAGE_BYTES,
+    )
 
-    assert (serve.IDLE_TIMEOUT, serve.MAX_TOOL_CALLS) == (
+    assert (serve.IDLE_TIMEOUT, serve.MAX_TOOL_CALLS, serve.MAX_MESSAGE_BYTES) == (
         DEFAULT_IDLE_TIMEOUT,
         DEFAULT_MAX_TOOL_CALLS,
+        DEFAULT_MAX_MESSAGE_BYTES,
     )
 
 
