@@ -176,16 +176,21 @@ def test_pool_freezes_each_batch_of_started_workers_and_restores_the_collector()
     thresholds, every = gc.get_threshold(), runner._FREEZE_EVERY
     envs: list[list[int]] = []
     scanned: list[bool] = []
+    jobs = every + 5
+    all_started = asyncio.Event()
 
     async def play(env: list[int], job: int) -> int:
         envs.append(env)
         if job == every:  # the first worker of the second batch
             ids = {id(o) for g in (0, 1, 2) for o in gc.get_objects(g)}
             scanned.extend([id(envs[0]) in ids, id(envs[every - 1]) in ids, id(env) in ids])
-        await asyncio.sleep(0.01)
+        if len(envs) == jobs:
+            all_started.set()
+        # each worker keeps its one job until all have started, however slow the machine: a
+        # worker done early would take job ``every`` with an env of the first batch
+        await all_started.wait()
         return job
 
-    jobs = every + 5
     out = asyncio.run(runner.arun_pool(lambda: [], range(jobs), play, concurrency=jobs))
     assert out == list(range(jobs))
     assert scanned == [False, False, True]  # the first batch frozen, the new env not yet
