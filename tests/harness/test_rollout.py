@@ -46,19 +46,32 @@ def test_async_and_sync_give_the_same_transcripts(tau2_tasks):
     assert [r.messages for r in results] == sync_messages
 
 
-class SlowCustomer:
-    """Replies after a delay and records how many requests were in flight at once."""
+class GatedCustomer:
+    """Holds every reply until ``target`` requests are in flight at once, then answers each after
+    ``delay``; records the peak number in flight.
 
-    def __init__(self, delay: float) -> None:
-        self.delay = delay
+    The gate, not a race between sleeps and the machine's speed, decides the overlap: on a loaded
+    machine starting 100 episodes can take longer than a fixed sleep. Episodes that cannot
+    overlap (the waits serialized) never open it: it opens after ``patience`` seconds anyway,
+    with the peak far below the target. ``delay`` leaves time for requests beyond the
+    concurrency limit, if any were let through, to arrive and be counted.
+    """
+
+    def __init__(self, target: int, delay: float, patience: float = 120.0) -> None:
+        self.target, self.delay, self.patience = target, delay, patience
         self.in_flight = 0
         self.peak = 0
         self.lock = threading.Lock()
+        self.gate = threading.Event()
 
     def __call__(self, request: dict) -> Reply:
         with self.lock:
             self.in_flight += 1
             self.peak = max(self.peak, self.in_flight)
+            if self.in_flight >= self.target:
+                self.gate.set()
+        self.gate.wait(self.patience)
+        self.gate.set()  # waited in vain: the run goes on (and fails on its peak)
         time.sleep(self.delay)
         with self.lock:
             self.in_flight -= 1
@@ -76,22 +89,19 @@ class TalkOnce:
 
 @pytest.mark.parametrize("concurrency", [100])
 def test_hundreds_of_llm_waits_overlap_within_the_concurrency_limit(concurrency):
-    customer = SlowCustomer(delay=0.3)
+    customer = GatedCustomer(target=concurrency, delay=0.3)
     with OpenAIServer(customer) as server:
         args = {"api_base": server.base_url, "api_key": "sk-test", "backoff": 0.01}
 
         def make_env():
             return AirlineEnv(task=17, user="llm", user_model="openai/sim", user_llm_args=args)
 
-        start = time.perf_counter()
         results = asyncio.run(
             arun_episodes(make_env, TalkOnce, [(17, i) for i in range(200)], concurrency)
         )
-        elapsed = time.perf_counter() - start
     assert len(results) == 200 and all(r.termination_reason == "user_stop" for r in results)
-    # 400 customer replies of 0.3 s each would take 120 s one at a time
-    assert elapsed < 30, elapsed
-    assert 50 <= customer.peak <= concurrency
+    # every slot waited on the customer at once (one at a time, the peak stays 1), never more
+    assert customer.peak == concurrency, customer.peak
 
 
 def test_vector_envs_run_and_autoreset():
