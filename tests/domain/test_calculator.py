@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import ast
 import inspect
-import time
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from cpu_clock import cpu_clock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from optional_libs import import_optional
@@ -277,9 +277,9 @@ def test_big_integers__refuse_when_the_outcome_needs_uncomputed_digits(
     ],
 )
 def test_astronomic_integers__are_answered_instantly(expression: str, expected: str | None) -> None:
-    start = time.perf_counter()
-    got = _ours(expression)
-    assert time.perf_counter() - start < 1.0
+    with cpu_clock() as spent:
+        got = _ours(expression)
+    assert spent() < 1.0
     assert (got == expected) if expected is not None else got.startswith(TOO_LARGE)
 
 
@@ -309,10 +309,9 @@ HOSTILE: list[tuple[str, str]] = [
 
 @pytest.mark.parametrize("expression", [e for _, e in HOSTILE], ids=[n for n, _ in HOSTILE])
 def test_hostile_input__fails_fast(expression: str) -> None:
-    start = time.perf_counter()
-    with pytest.raises(CalculationError):
+    with cpu_clock() as spent, pytest.raises(CalculationError):
         calculate(expression)
-    assert time.perf_counter() - start < 5.0
+    assert spent() < 5.0
 
 
 @pytest.mark.parametrize(
@@ -321,9 +320,9 @@ def test_hostile_input__fails_fast(expression: str) -> None:
 )
 def test_maximum_length_exact_work__stays_fast(unit: str) -> None:
     expression = _fill(unit)
-    start = time.perf_counter()
-    got = _ours(expression)
-    assert time.perf_counter() - start < 5.0
+    with cpu_clock() as spent:
+        got = _ours(expression)
+    assert spent() < 5.0
     assert not got.startswith("Error")
 
 

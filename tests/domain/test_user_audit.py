@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from cpu_clock import cpu_clock
+
 from airline_gym.domain.user_audit import (
     AUDIT_KINDS,
     audit_conversation,
@@ -292,13 +294,11 @@ def test_stated_values_reads_the_database_shapes():
 
 
 def test_a_huge_turn_is_read_by_its_head_and_tail_and_stays_fast():
-    import time
-
     huge = "How " * 250_000  # 1 MB of almost-matches
     messages = [agent(CONFIRM), user(huge + " yes ###STOP###"), user(None), user("x" * 10**6)]
-    started = time.perf_counter()
-    flags = audit_conversation(EMMA, messages)
-    assert time.perf_counter() - started < 10  # ~0.2 s; reading all of it took ~25 s
+    with cpu_clock() as spent:
+        flags = audit_conversation(EMMA, messages)
+    assert spent() < 1.0  # ~0.015 s of CPU; reading all of it: 2.4 s (~25 s with older rules)
     # the ending and the acceptance at the tail are still seen; the empty turn still is
     assert [(f["kind"], f["message_index"]) for f in flags] == [
         ("premature_stop", 1),

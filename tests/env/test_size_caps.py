@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
+from cpu_clock import cpu_clock
 
 from airline_gym.env import AirlineEnv
 from airline_gym.env.actions import MAX_ACTION_CHARS, MAX_ARGUMENT_CHARS, MAX_NAME_CHARS
@@ -33,9 +32,9 @@ def _call(name: str, call_id: str = "c", arguments: str = "{}") -> dict:
 def test_oversized_parts_are_an_error_observation_not_echoed(action: dict) -> None:
     env = AirlineEnv(task=17, user="scripted")
     env.reset(seed=0)
-    start = time.perf_counter()
-    obs, reward, terminated, truncated, info = env.step(action)
-    assert time.perf_counter() - start < 2
+    with cpu_clock() as spent:
+        obs, reward, terminated, truncated, info = env.step(action)
+    assert spent() < 2
     assert [m["role"] for m in obs] == ["system"]
     assert (
         obs[0]["content"].startswith("Error: invalid action:") and "too long" in obs[0]["content"]
