@@ -10,7 +10,8 @@ each size, measures for ``--seconds``:
 first with no large frames (the baseline), then while a third session sends frames of that size
 back to back (each waits for its reply). A frame is a JSON object whose ``data`` is a list of
 ``0``s (the most Python objects per byte: the costliest shape to decode) and whose ``type`` is
-unknown, so the server's only work on it is receiving, decoding and refusing it. ``--burners N``
+unknown, so the server's only work on it is receiving, decoding and refusing it (``--http``:
+the same JSON as ``POST /reset`` bodies, refused for the unknown key). ``--burners N``
 adds N busy processes (load); the load average is printed with each row. Needs the openenv extra.
 """
 
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -77,10 +79,11 @@ class Row:
 
     def line(self) -> str:
         """The row as printed: milliseconds, then the load average."""
-        frames = f"{len(self.frames):4d} x {_ms(statistics.mean(self.frames)):5.0f}"
+        mean = statistics.mean(self.frames) if self.frames else 0.0
+        frames = f"{len(self.frames):4d} x {_ms(mean):5.0f}" if self.frames else "-"
         return (
             f"{self.label:>9} {_stats(self.health)} | {_stats(self.steps)} | "
-            f"{frames if self.frames else '   -':>12} | {self.load:5.1f}"
+            f"{frames:>12} | {self.load:5.1f}"
         )
 
 
@@ -151,10 +154,23 @@ def _until(stop: threading.Event, action: Callable[[], None], pause: float = 0.0
             time.sleep(pause)
 
 
-def measure(url: str, size: int, seconds: float) -> Row:
-    """One phase: probes for ``seconds`` while frames of ``size`` bytes are sent (0: none)."""
+def _post(url: str, body: bytes) -> None:
+    """POST ``body`` as JSON; any status (a refusal is the expected answer)."""
+    request = urllib.request.Request(url, data=body, method="POST")
+    request.add_header("Content-Type", "application/json")
+    try:
+        urllib.request.urlopen(request, timeout=300).read()
+    except urllib.error.HTTPError as exc:
+        exc.read()
+
+
+def measure(url: str, size: int, seconds: float, over_http: bool = False) -> Row:
+    """One phase: probes for ``seconds`` while frames of ``size`` bytes are sent (0: none).
+
+    ``over_http``: the same JSON is sent as ``POST /reset`` bodies instead of WebSocket frames.
+    """
     row = Row(f"{size / 1e6:g} MB" if size else "none")
-    prober, sender = _session(url), _session(url) if size else None
+    prober, sender = _session(url), _session(url) if size and not over_http else None
     reset = json.dumps({"type": "reset", "data": {"task": "17", "seed": 0}})
     _ask(prober, reset)
     step, frame = json.dumps(STEP), frame_of(size)
@@ -179,12 +195,16 @@ def measure(url: str, size: int, seconds: float) -> Row:
     def send() -> None:
         timed(row.frames, lambda: _ask(sender, frame))
 
+    def post() -> None:
+        timed(row.frames, lambda: _post(url + "/reset", frame.encode()))
+
     workers = [
         threading.Thread(target=_until, args=(stop, probe_step, 0.01)),
         threading.Thread(target=_until, args=(stop, health, 0.02)),
     ]
-    if sender is not None:
-        workers.append(threading.Thread(target=_until, args=(stop, send)))
+    if size:
+        sending = post if over_http else send
+        workers.append(threading.Thread(target=_until, args=(stop, sending)))
     for worker in workers:
         worker.start()
     time.sleep(seconds)
@@ -203,13 +223,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="64k,640k,4M,16M", help="frame sizes (k, M: 10^3, 10^6)")
     parser.add_argument("--seconds", type=float, default=6.0, help="each phase's length")
     parser.add_argument("--burners", type=int, default=0, help="busy processes added as load")
+    parser.add_argument("--http", action="store_true", help="send POST /reset bodies, not frames")
     parser.add_argument("serve_options", nargs="*", help="options for airline-gym serve (after --)")
     args = parser.parse_args(argv)
     sizes = [size_of(size) for size in args.sizes.split(",")]
     with server(*args.serve_options) as url, burners(args.burners):
         print(f"server {url}; {args.burners} burner(s); {os.cpu_count()} cores\n{HEADER}")
         for size in [0, *sizes]:
-            print(measure(url, size, args.seconds).line(), flush=True)
+            print(measure(url, size, args.seconds, args.http).line(), flush=True)
     return 0
 
 
