@@ -45,6 +45,7 @@ from airline_gym.integrations.openenv import (
     AirlineObservation,
     AirlineOpenEnv,
 )
+from airline_gym.llm.time_limit import time_limit
 
 try:
     from fastapi import Body, FastAPI, HTTPException, WebSocket
@@ -190,7 +191,8 @@ class AirlineEnvServer(HTTPEnvServer):  # type: ignore[misc,unused-ignore]
         """Answer frames until the client closes (None), idles or sends too much (how to end)."""
         while True:
             try:
-                frame = await asyncio.wait_for(websocket.receive(), self.idle_timeout)
+                async with time_limit(self.idle_timeout):  # never drops a cancel (llm/time_limit)
+                    frame = await websocket.receive()
             except asyncio.TimeoutError:  # not the builtin before Python 3.11
                 return _Ending(
                     _error(
