@@ -62,7 +62,8 @@ def audit_bases(
     for NL_ASSERTION, is asked once per episode and basis).
     """
     from airline_gym.agents import builtin_agent
-    from airline_gym.domain.grading import grade_with_judge
+    from airline_gym.domain.grading import grading
+    from airline_gym.domain.nl_assertions import judged
     from airline_gym.env.airline_env import AirlineEnv
     from airline_gym.harness.runner import run_episode
 
@@ -81,7 +82,7 @@ def audit_bases(
             episode = env.episode
             assert episode is not None
             for basis in bases or []:
-                grade = grade_with_judge(
+                steps = grading(
                     episode.task,
                     episode.db,
                     episode.transcript(),
@@ -89,6 +90,7 @@ def audit_bases(
                     basis,
                     judge,
                 )
+                grade = judged(steps, judge)
                 if grade.judge_error:
                     raise RuntimeError(f"task {task_id} ({name}): {grade.judge_error}")
                 if is_success(grade.reward):

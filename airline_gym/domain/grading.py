@@ -25,10 +25,10 @@ from airline_gym.domain.database import (
 )
 from airline_gym.domain.nl_assertions import (
     Judge,
+    JudgeSteps,
     NLAssertionCheck,
     NLVerdict,
-    ajudge_nl_assertions,
-    judge_nl_assertions,
+    nl_assertion_steps,
 )
 from airline_gym.domain.task_checks import KNOWN_REWARD_BASIS, run_basis
 from airline_gym.domain.tasks import Task
@@ -329,49 +329,25 @@ def grade(
     )
 
 
-def _judging(
+def grading(
     task: Task,
+    db: AirlineDB,
     messages: Iterable[Any],
     termination_reason: str,
-    reward_basis: Iterable[str] | None,
-    judge: Any,
-) -> tuple[list[Any], tuple[str, ...], bool]:
-    """(messages as a list, the basis in use, whether the judge must be asked: refused when
-    it must and there is none)."""
+    reward_basis: Iterable[str] | None = None,
+    judge: Judge | None = None,
+) -> JudgeSteps[Grade]:
+    """:func:`grade` as steps, asking the judge for the NL verdict when the basis has
+    ``NL_ASSERTION``: run them with :func:`~airline_gym.domain.nl_assertions.judged` (blocking)
+    or :func:`~airline_gym.domain.nl_assertions.drive` (awaiting the judge).
+
+    The judge is asked only for an episode the reference would evaluate (``user_stop`` or
+    ``agent_stop``), once; ``judge`` is given only to refuse a basis that needs one without it.
+    """
+    messages = list(messages)
     basis = task.reward_basis if reward_basis is None else run_basis(reward_basis)
     ask = "NL_ASSERTION" in basis and termination_reason in GRADED_TERMINATIONS
     if ask and judge is None:
         raise ConfigError("NL_ASSERTION in reward_basis needs an NL judge (judge=...)")
-    return list(messages), basis, ask
-
-
-def grade_with_judge(
-    task: Task,
-    db: AirlineDB,
-    messages: Iterable[Any],
-    termination_reason: str,
-    reward_basis: Iterable[str] | None = None,
-    judge: Judge | None = None,
-) -> Grade:
-    """:func:`grade`, asking ``judge`` for the NL verdict when the basis has ``NL_ASSERTION``.
-
-    The judge is asked only for an episode the reference would evaluate (``user_stop`` or
-    ``agent_stop``), once.
-    """
-    messages, basis, ask = _judging(task, messages, termination_reason, reward_basis, judge)
-    nl = judge_nl_assertions(judge, task.nl_assertions, messages) if ask else None  # type: ignore[arg-type]
-    return grade(task, db, messages, termination_reason, basis, nl)
-
-
-async def agrade_with_judge(
-    task: Task,
-    db: AirlineDB,
-    messages: Iterable[Any],
-    termination_reason: str,
-    reward_basis: Iterable[str] | None = None,
-    judge: Judge | None = None,
-) -> Grade:
-    """Async :func:`grade_with_judge`: the judge is awaited, not waited for."""
-    messages, basis, ask = _judging(task, messages, termination_reason, reward_basis, judge)
-    nl = await ajudge_nl_assertions(judge, task.nl_assertions, messages) if ask else None  # type: ignore[arg-type]
+    nl = (yield from nl_assertion_steps(task.nl_assertions, messages)) if ask else None
     return grade(task, db, messages, termination_reason, basis, nl)

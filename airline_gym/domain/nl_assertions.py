@@ -13,6 +13,9 @@ zero.
 
 The judge is any object with ``complete(messages) -> reply`` (``reply.content`` the text): an
 :class:`airline_gym.llm.ChatModel` such as :func:`make_judge`'s, or one wrapped by a cache.
+The logic is written once, as steps (:func:`nl_assertion_steps`: a generator that yields each
+request and is sent the reply); :func:`judged` runs them blocking, :func:`drive` with
+:func:`asking` awaits the judge's ``acomplete``.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from airline_gym.domain.coroutines import run_sync
 from airline_gym.domain.nl_judge_prompt import judge_prompt, render_trajectory
 from airline_gym.domain.task_checks import check_gradable, run_basis
 from airline_gym.domain.tau2_format import tau2_messages
@@ -36,10 +40,14 @@ __all__ = [
     "JudgeReplyError",
     "NLAssertionCheck",
     "NLVerdict",
+    "asking",
+    "drive",
     "judge_for",
     "judge_nl_assertions",
     "judge_request",
+    "judged",
     "make_judge",
+    "nl_assertion_steps",
     "parse_verdicts",
 ]
 
@@ -48,6 +56,13 @@ DEFAULT_JUDGE_MODEL = "gpt-4o-mini"
 NO_ASSERTIONS_NOTE = "No nl_assertions to evaluate"
 _TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
 _FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
+T = TypeVar("T")
+#: The chat messages of one request to the judge.
+JudgeRequest = list[dict[str, Any]]
+#: Judging as steps: yields requests, is sent each reply (or the exception asking raised).
+JudgeSteps = Generator[JudgeRequest, Any, T]
+#: How a driver asks the judge one request.
+Ask = Callable[[JudgeRequest], Awaitable[Any]]
 
 
 class JudgeReplyError(ValueError):
@@ -141,6 +156,68 @@ def parse_verdicts(content: Any) -> tuple[NLAssertionCheck, ...]:
     return tuple(checks)
 
 
+def nl_assertion_steps(
+    assertions: Sequence[str],
+    messages: Sequence[Mapping[str, Any]],
+    attempts: int = 3,
+    data_dir: str | os.PathLike[str] | None = None,
+) -> JudgeSteps[NLVerdict]:
+    """Judging as steps (see the module doc): yields the judge request, up to ``attempts``
+    times; is sent the judge's reply, or the exception asking it raised; returns the verdict.
+
+    Run it with :func:`judged` (blocking) or :func:`drive` (awaiting the judge).
+    """
+    if not assertions:
+        return NLVerdict(note=NO_ASSERTIONS_NOTE)
+    request = judge_request(assertions, messages, data_dir)
+    causes: list[str] = []
+    for _ in range(max(1, attempts)):
+        outcome = yield request
+        if isinstance(outcome, Exception):  # a failed request: a recorded cause, not a silent 0
+            causes.append(_cause(outcome))
+            continue
+        verdict = _read(outcome, causes)
+        if verdict is not None:
+            return verdict
+    return _failed(causes)
+
+
+def asking(judge: Any, blocking: bool) -> Ask:
+    """How :func:`drive` asks ``judge``: its ``complete`` when ``blocking`` (the coroutine then
+    never suspends), else its ``acomplete`` awaited (``complete`` in a worker thread when it
+    has none, so that other episodes go on while the judge thinks)."""
+
+    async def ask(request: JudgeRequest) -> Any:
+        if blocking:
+            return judge.complete(request)
+        acomplete = getattr(judge, "acomplete", None)
+        if acomplete is not None:
+            return await acomplete(request)
+        return await asyncio.to_thread(judge.complete, request)
+
+    return ask
+
+
+async def drive(steps: JudgeSteps[T], ask: Ask) -> T:
+    """Run judging ``steps`` to their result, sending each request's reply from ``ask`` (or
+    the exception it raised)."""
+    outcome: Any = None
+    while True:
+        try:
+            request = steps.send(outcome)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        try:
+            outcome = await ask(request)
+        except Exception as exc:
+            outcome = exc
+
+
+def judged(steps: JudgeSteps[T], judge: Any) -> T:
+    """:func:`drive` with ``judge.complete``, blocking (no event loop)."""
+    return run_sync(drive(steps, asking(judge, blocking=True)))
+
+
 def judge_nl_assertions(
     judge: Judge,
     assertions: Sequence[str],
@@ -149,49 +226,7 @@ def judge_nl_assertions(
     data_dir: str | os.PathLike[str] | None = None,
 ) -> NLVerdict:
     """Ask ``judge`` whether the conversation meets each assertion (see the module doc)."""
-    if not assertions:
-        return NLVerdict(note=NO_ASSERTIONS_NOTE)
-    request = judge_request(assertions, messages, data_dir)
-    causes: list[str] = []
-    for _ in range(max(1, attempts)):
-        try:
-            reply = judge.complete(request)
-        except Exception as exc:  # a failed request is a recorded cause, never a silent zero
-            causes.append(_cause(exc))
-            continue
-        verdict = _read(reply, causes)
-        if verdict is not None:
-            return verdict
-    return _failed(causes)
-
-
-async def ajudge_nl_assertions(
-    judge: Judge,
-    assertions: Sequence[str],
-    messages: Sequence[Mapping[str, Any]],
-    attempts: int = 3,
-    data_dir: str | os.PathLike[str] | None = None,
-) -> NLVerdict:
-    """Async :func:`judge_nl_assertions` (the judge's ``acomplete``; else ``complete`` in a
-    worker thread), so that other episodes go on while the judge thinks."""
-    if not assertions:
-        return NLVerdict(note=NO_ASSERTIONS_NOTE)
-    request = judge_request(assertions, messages, data_dir)
-    ask = getattr(judge, "acomplete", None)
-    causes: list[str] = []
-    for _ in range(max(1, attempts)):
-        try:
-            if ask is not None:
-                reply = await ask(request)
-            else:
-                reply = await asyncio.to_thread(judge.complete, request)
-        except Exception as exc:
-            causes.append(_cause(exc))
-            continue
-        verdict = _read(reply, causes)
-        if verdict is not None:
-            return verdict
-    return _failed(causes)
+    return judged(nl_assertion_steps(assertions, messages, attempts, data_dir), judge)
 
 
 def _cause(exc: Exception) -> str:

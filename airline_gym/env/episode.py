@@ -20,6 +20,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from airline_gym.domain.coroutines import run_sync
 from airline_gym.domain.database import AirlineDB, clone
 from airline_gym.domain.grading import (
     AGENT_STOP,
@@ -28,10 +29,10 @@ from airline_gym.domain.grading import (
     USER_ERROR,
     USER_STOP,
     Grade,
-    agrade_with_judge,
-    grade_with_judge,
+    grading,
     grading_failed,
 )
+from airline_gym.domain.nl_assertions import Ask, asking, drive
 from airline_gym.domain.prompts import GREETING, STOP, is_user_stop
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
@@ -210,22 +211,17 @@ class Episode:
         Never raises for a finished episode: grading that raises ends it as ``agent_error``
         instead (see :meth:`grading_failed`).
         """
-        if self._grade is not None and self.done:
-            return self._grade
-        try:
-            result = grade_with_judge(*self._grading())
-        except Exception as exc:
-            if not self.done:
-                raise
-            return self.grading_failed(exc)
-        return self._remember(result)
+        return run_sync(self._graded(asking(self.judge, blocking=True)))
 
     async def agrade(self) -> Grade:
         """Async :meth:`grade`: an NL judge is awaited (other episodes go on meanwhile)."""
+        return await self._graded(asking(self.judge, blocking=False))
+
+    async def _graded(self, ask: Ask) -> Grade:
         if self._grade is not None and self.done:
             return self._grade
         try:
-            result = await agrade_with_judge(*self._grading())
+            result = await drive(grading(*self._grading_inputs()), ask)
         except Exception as exc:
             if not self.done:
                 raise
@@ -242,7 +238,7 @@ class Episode:
         self._grade = failed
         return failed
 
-    def _grading(self) -> tuple[Any, ...]:
+    def _grading_inputs(self) -> tuple[Any, ...]:
         """What grading reads: task, DB, transcript, ending, reward basis and judge."""
         ending = self.termination_reason or ""
         return self.task, self.db, self.transcript(), ending, self.reward_basis, self.judge

@@ -60,17 +60,10 @@ class RegradeRun:
     how: str
 
 
-def regrade_file(
-    path: str | os.PathLike[str],
-    tasks: str | os.PathLike[str] | None = None,
-    task_id_map: Mapping[str, str] | None = None,
-    base: PristineDB | None = None,
-    benchmark: str | None = None,
-    reward_basis: tuple[str, ...] | None = None,
-    judge: Judge | None = None,
-) -> list[RegradeResult]:
-    """Re-grade every simulation of a results file (see :func:`regrade_run`)."""
-    return regrade_run(path, tasks, task_id_map, base, benchmark, reward_basis, judge).results
+def regrade_file(path: str | os.PathLike[str], **options: Any) -> list[RegradeResult]:
+    """Re-grade every simulation of a results file: :func:`regrade_run`'s results (``options``
+    are its keyword arguments)."""
+    return regrade_run(path, **options).results
 
 
 def regrade_run(

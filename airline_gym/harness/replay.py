@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from airline_gym.domain.database import PristineDB
-from airline_gym.domain.grading import grade_with_judge
-from airline_gym.domain.nl_assertions import Judge
+from airline_gym.domain.grading import grading
+from airline_gym.domain.nl_assertions import Judge, judged
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.transcript import CallRecord, tool_calls
@@ -89,7 +89,7 @@ def regrade_simulation(
                 }
             )
     termination = str(sim.get("termination_reason") or "")
-    result = grade_with_judge(task, db, messages, termination, reward_basis, judge)
+    result = judged(grading(task, db, messages, termination, reward_basis, judge), judge)
     return RegradeResult(
         simulation_id=str(sim.get("id", "")),
         task_id=task.id,

@@ -33,11 +33,12 @@ import gc
 import inspect
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
+from airline_gym.domain.coroutines import run_sync
 from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR, grading_failed
 from airline_gym.errors import ConfigError, describe_exception
 from airline_gym.users.base import UserSimulator
@@ -272,16 +273,6 @@ def run_episode(
 ) -> EpisodeResult:
     """Play one episode to its end with ``env.reset``/``env.step`` (wrappers are honoured)."""
     return run_sync(_play(_Sync(), env, agent, task_id, seed))
-
-
-def run_sync(coroutine: Coroutine[Any, Any, R]) -> R:
-    """The value of a coroutine that never suspends, without an event loop."""
-    try:
-        coroutine.send(None)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
-    coroutine.close()
-    raise RuntimeError("a synchronous run awaited something")  # pragma: no cover
 
 
 async def arun_episode(
