@@ -17,6 +17,10 @@ Examples::
     python examples/grpo_rollouts.py --model openai/Qwen/Qwen3-8B \\
         --api-base http://localhost:8000/v1 --split train --batch 4 --group-size 8
 
+    # tau3 (today's leaderboard: its tasks and customer guidelines; tau2 is the default)
+    python examples/grpo_rollouts.py --model openai/policy --api-base http://localhost:8000/v1 \\
+        --benchmark tau3 --split train --batch 4
+
     # an LLM customer served by another endpoint, RLOO advantages
     python examples/grpo_rollouts.py --model openai/policy --api-base http://localhost:8000/v1 \\
         --task-ids 17,18 --user llm --user-model openai/user \\
@@ -40,6 +44,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from airline_gym.agents import LiteLLMAgent
+from airline_gym.cli.options import add_benchmark_arguments
+from airline_gym.domain.benchmarks import benchmark_tasks
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.env import AirlineEnv
 from airline_gym.errors import AirlineGymError
@@ -63,7 +69,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--task-ids", help="comma-separated task ids, e.g. 17,18")
     p.add_argument("--split", default="train", help="train, test or base (without --task-ids)")
     p.add_argument("--batch", type=int, default=4, help="tasks drawn from --split per step")
-    p.add_argument("--tasks", default="tau2", help='"tau2" or a path to a tasks.json')
+    add_benchmark_arguments(p)  # --benchmark tau2|tau3 (default tau2), --tasks PATH
     p.add_argument("--group-size", type=int, default=4, help="rollouts per task (G)")
     p.add_argument("--advantage", choices=("grpo", "rloo"), default="grpo")
     p.add_argument("--user", choices=("scripted", "llm"), default="scripted", help="the customer")
@@ -82,7 +88,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def pick_tasks(args: argparse.Namespace) -> list[str]:
     """The batch: ``--task-ids`` as given, else ``--batch`` distinct tasks of ``--split``."""
-    task_set = load_task_set(args.tasks)
+    task_set = load_task_set(benchmark_tasks(args.tasks, args.benchmark))
     if args.task_ids:
         ids = [task_set[t.strip()].id for t in args.task_ids.split(",") if t.strip()]
         return list(dict.fromkeys(ids))  # one group per task
@@ -93,6 +99,7 @@ def pick_tasks(args: argparse.Namespace) -> list[str]:
 def env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """Plain-data AirlineEnv arguments for the chosen customer."""
     kwargs: dict[str, Any] = {
+        "benchmark": args.benchmark,
         "tasks": args.tasks,
         "user": args.user,
         "max_steps": args.max_steps,

@@ -11,6 +11,9 @@ Examples::
     # a local Ray instance, gold actions on every train task, 2 seeds each
     python examples/ray_rollouts.py --split train --seeds 2 --num-workers 4
 
+    # the same on tau3 (today's leaderboard: its tasks and customer guidelines)
+    python examples/ray_rollouts.py --benchmark tau3 --split train --seeds 2
+
     # join the running cluster of this machine; a vLLM policy; an LLM customer
     python examples/ray_rollouts.py --address auto --num-workers 16 --agent llm \\
         --model openai/Qwen/Qwen3-8B --api-base http://head-node:8000/v1 \\
@@ -29,6 +32,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from airline_gym.agents import GoldAgent, LiteLLMAgent
+from airline_gym.cli.options import add_benchmark_arguments
+from airline_gym.domain.benchmarks import benchmark_tasks
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.errors import AirlineGymError
 from airline_gym.harness.export import write_jsonl
@@ -47,7 +52,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--chunk-size", type=int, default=1, help="jobs a slot takes at once (more: less overhead)"
     )
     p.add_argument("--task-ids", help="comma-separated task ids (default: every task of --split)")
-    p.add_argument("--tasks", default="tau2", help='"tau2" or a path to a tasks.json')
+    add_benchmark_arguments(p)  # --benchmark tau2|tau3 (default tau2), --tasks PATH
     p.add_argument("--split", default="train", help="train, test or base")
     p.add_argument("--seeds", type=int, default=1, help="episodes per task, seeds 0..N-1")
     p.add_argument("--agent", choices=("gold", "llm"), default="gold")
@@ -68,13 +73,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def build(args: argparse.Namespace) -> tuple[list[tuple[str, int]], dict[str, Any], Any]:
     """The jobs, the plain-data env kwargs and the picklable agent factory."""
-    task_set = load_task_set(args.tasks)
+    task_set = load_task_set(benchmark_tasks(args.tasks, args.benchmark))
     if args.task_ids:
         ids = [task_set[t.strip()].id for t in args.task_ids.split(",") if t.strip()]
     else:
         ids = [t.id for t in task_set.split(args.split)]
     jobs = [(task, seed) for task in ids for seed in range(args.seeds)]
-    env_kwargs: dict[str, Any] = {"tasks": args.tasks, "user": args.user}
+    env_kwargs: dict[str, Any] = {
+        "benchmark": args.benchmark,
+        "tasks": args.tasks,
+        "user": args.user,
+    }
     if args.user == "llm":
         llm_args = {"api_base": args.user_api_base, "api_key": args.user_api_key}
         env_kwargs["user_model"] = args.user_model

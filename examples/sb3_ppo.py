@@ -36,6 +36,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--eval-episodes", type=int, default=20, help="episodes per evaluation")
     parser.add_argument("--eval-every", type=int, default=5_000, help="timesteps between points")
     parser.add_argument("--task", default="17", help="task id (the wrapper suits few tasks)")
+    parser.add_argument(
+        "--benchmark",
+        choices=("tau2", "tau3"),
+        default="tau2",
+        help="benchmark version whose task is played: tau2 (default) or tau3",
+    )
     parser.add_argument("--n-envs", type=int, default=8, help="parallel training envs")
     parser.add_argument("--padding", choices=PADDINGS, default="cycle", help="unused slots")
     parser.add_argument("--deterministic", action="store_true", help="evaluate the greedy policy")
@@ -54,7 +60,8 @@ def main(argv: list[str] | None = None) -> float:
     torch.set_num_threads(1)  # a 64x64 MLP: one thread is fastest on a small CPU
     start = time.perf_counter()
     print(
-        f"PPO MlpPolicy on task {args.task}: {args.timesteps} timesteps, seed {args.seed}, "
+        f"PPO MlpPolicy on {args.benchmark} task {args.task}: {args.timesteps} timesteps, "
+        f"seed {args.seed}, "
         f"{args.n_envs} envs, padding {args.padding}; evaluation: {args.eval_episodes} episodes, "
         f"{'greedy' if args.deterministic else 'sampled'} actions, official reward"
     )
@@ -67,6 +74,7 @@ def main(argv: list[str] | None = None) -> float:
         eval_every=args.eval_every,
         deterministic_eval=args.deterministic,
         padding=args.padding,
+        benchmark=args.benchmark,
     )
     elapsed = time.perf_counter() - start
     steps, final = curve[-1]

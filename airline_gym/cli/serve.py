@@ -10,6 +10,7 @@ the README). Needs the openenv extra: pip install "airline-gym[openenv]".
 
   airline-gym serve                                  # 127.0.0.1:8000, scripted customer
   airline-gym serve --port 0                         # any free port (printed once listening)
+  airline-gym serve --benchmark tau3                 # tau3's tasks and customer guidelines
   airline-gym serve --port 9000 --max-sessions 512 --idle-timeout 120
   airline-gym serve --max-message-bytes 4194304      # allow frames and bodies up to 4 MiB
   airline-gym serve --user-model gpt-4.1             # LLM customer (needs OPENAI_API_KEY)
@@ -30,6 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from airline_gym.cli.options import add_benchmark_arguments
 from airline_gym.errors import ConfigError, UserSimulatorError, require
 
 #: Defaults shown in --help: the integration's own defaults (a test checks they agree).
@@ -105,7 +107,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="largest WebSocket message or HTTP body a client may send; a larger frame closes "
         f"its session (code 1009), a larger body gets 413 (default {MAX_MESSAGE_BYTES}: 1 MiB)",
     )
-    parser.add_argument("--tasks", default="tau2", help="'tau2' or a path to a tasks.json")
+    add_benchmark_arguments(parser)  # --benchmark tau2|tau3, --tasks PATH
     parser.add_argument("--split", help="task split drawn from when reset names no task")
     parser.add_argument(
         "--user-model", help="litellm model for an LLM customer (default: scripted)"
@@ -122,6 +124,7 @@ def env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     if args.max_tool_calls < 1:
         raise ConfigError("--max-tool-calls must be at least 1")
     kwargs: dict[str, Any] = {
+        "benchmark": args.benchmark,
         "tasks": args.tasks,
         "max_steps": args.max_steps,
         "max_errors": args.max_errors,

@@ -28,7 +28,7 @@ def episode_summary(env: AirlineEnv, seed: int | None) -> dict[str, Any]:
     """What a rollout record keeps of ``env``'s ended episode, as plain data.
 
     ``reward`` is the env's grade (the official reward), ``reward_info`` its details (DB diff,
-    communicate checks).
+    communicate checks), ``benchmark`` the version played ("tau2" or "tau3").
     """
     episode = env.episode
     if episode is None or not episode.done:
@@ -40,6 +40,7 @@ def episode_summary(env: AirlineEnv, seed: int | None) -> dict[str, Any]:
     return {
         "task_id": episode.task.id,
         "seed": seed,
+        "benchmark": env.benchmark,
         "reward": float(reward_info["reward"]),
         "termination_reason": episode.termination_reason,
         "steps": episode.step_count,

@@ -31,14 +31,14 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK
 from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
-from airline_gym.domain.tasks import DEFAULT_TASK_SET
 from airline_gym.domain.tasks import Task as AirlineTask
 from airline_gym.env.airline_env import AirlineEnv
 from airline_gym.errors import ConfigError, require
 from airline_gym.harness.runner import arun_episode
 from airline_gym.integrations.episode_summary import episode_summary
-from airline_gym.integrations.task_rows import task_seeds
+from airline_gym.integrations.task_rows import check_row_benchmark, env_benchmark, task_seeds
 from airline_gym.llm import ChatReply
 from airline_gym.users.llm_user import LLMUser
 
@@ -152,10 +152,11 @@ class InspectAgent:
 
 
 class InspectUser(LLMUser):
-    """The LLM customer (the reference's prompt) on an Inspect ``Model``, e.g. role ``user``."""
+    """The LLM customer (the reference's prompt, with ``benchmark``'s guidelines) on an Inspect
+    ``Model``, e.g. role ``user``."""
 
-    def __init__(self, model: Model) -> None:
-        super().__init__(model=f"inspect:{model}")
+    def __init__(self, model: Model, benchmark: str = DEFAULT_BENCHMARK) -> None:
+        super().__init__(model=f"inspect:{model}", benchmark=benchmark)
         self._inspect = InspectChatModel(model)
         self.chat_model = self._inspect  # type: ignore[assignment]
 
@@ -174,15 +175,22 @@ def airline_agent(
     protocol: Literal["gym", "leaderboard"] = "gym",
     max_steps: int = 200,
     max_errors: int = 10,
-    tasks: str = DEFAULT_TASK_SET,
+    tasks: str | None = None,
+    benchmark: str = DEFAULT_BENCHMARK,
 ) -> Solver:
-    """Play the sample's episode: Inspect's model as the agent, in its own env."""
+    """Play the sample's episode: Inspect's model as the agent, in its own env of ``benchmark``
+    (a sample listed for another version is refused)."""
     if user not in ("scripted", "model"):
         raise ConfigError(f"user must be 'scripted' or 'model' (Inspect's role user), not {user!r}")
+    env_benchmark({"benchmark": benchmark, "tasks": tasks})
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        customer: Any = "scripted" if user == "scripted" else InspectUser(get_model(role="user"))
+        check_row_benchmark(state.metadata.get("benchmark"), benchmark)
+        customer: Any = (
+            "scripted" if user == "scripted" else InspectUser(get_model(role="user"), benchmark)
+        )
         env = AirlineEnv(
+            benchmark=benchmark,
             user=customer,
             protocol=protocol,
             tasks=tasks,
@@ -225,6 +233,7 @@ def airline_grade() -> Scorer:
             metadata={
                 "task_id": summary["task_id"],
                 "seed": summary["seed"],
+                "benchmark": summary["benchmark"],
                 "termination_reason": summary["termination_reason"],
                 "db_match": info.get("db_match"),
                 "db_diff": info.get("db_diff"),
@@ -257,24 +266,35 @@ def airline(
     protocol: Literal["gym", "leaderboard"] = "gym",
     max_steps: int = 200,
     seed: int = 0,
-    tasks: str = DEFAULT_TASK_SET,
+    tasks: str | None = None,
+    benchmark: str = DEFAULT_BENCHMARK,
 ) -> Task:
     """The airline episodes of ``split`` (or ``task_ids``), graded as tau2 grades them.
 
+    ``benchmark`` is ``"tau2"`` (default) or ``"tau3"`` (``-T benchmark=tau3``: tau3's tasks and
+    customer guidelines); ``tasks`` a custom tasks.json instead of the benchmark's own.
     ``user="model"`` makes Inspect's model role ``user`` the customer; ``protocol="leaderboard"``
     plays as ``tau2 run`` does (no ``done`` tool).
     """
-    pairs = task_seeds(split, _ids(task_ids), 1, seed, tasks)
+    benchmark = env_benchmark({"benchmark": benchmark, "tasks": tasks})
+    pairs = task_seeds(split, _ids(task_ids), 1, seed, tasks, None, benchmark)
     samples = [
         Sample(
             id=f"{task_id}-{episode_seed}",
             input=f"(airline task {task_id}: the customer opens the conversation)",
-            metadata={"task_id": task_id, "seed": episode_seed, "rows": len(pairs)},
+            metadata={
+                "task_id": task_id,
+                "seed": episode_seed,
+                "rows": len(pairs),
+                "benchmark": benchmark,
+            },
         )
         for task_id, episode_seed in pairs
     ]
     return Task(
         dataset=MemoryDataset(samples, name="airline"),
-        solver=airline_agent(user=user, protocol=protocol, max_steps=max_steps, tasks=tasks),
+        solver=airline_agent(
+            user=user, protocol=protocol, max_steps=max_steps, tasks=tasks, benchmark=benchmark
+        ),
         scorer=airline_grade(),
     )

@@ -12,14 +12,17 @@ The wire format is the Python env's, field for field:
 - **observation** (:class:`AirlineObservation`): ``messages`` (the new messages ``step`` returned),
   ``reward``, ``terminated``, ``truncated``, ``done`` (either), and ``info`` (the env's info dict:
   full history, tools, system prompt, ``reward_info`` on the last step...).
-- **reset** takes ``seed``, ``task`` (a task id; absent: drawn from the split with ``seed``) and
-  ``episode_id``; any other key is refused with an error naming it (as ``AirlineEnv.reset``
-  refuses an unknown option), never dropped.
+- **reset** takes ``seed``, ``task`` (a task id; absent: drawn from the split with ``seed``),
+  ``episode_id`` and ``benchmark`` (optional: the version the client means; one other than the
+  session's is refused, never played); any other key is refused with an error naming it (as
+  ``AirlineEnv.reset`` refuses an unknown option), never dropped. The version is the server's
+  (``AirlineOpenEnv(benchmark="tau3")``, ``airline-gym serve --benchmark tau3``; tau2 by
+  default): its tasks and customer guidelines.
 - **work per step is bounded**: an action with more than ``max_tool_calls`` tool calls (default
   :data:`DEFAULT_MAX_TOOL_CALLS`) is refused before it reaches the episode: the observation is one
   ``Error: ...`` system message and the episode (history, step and error counts) is unchanged.
-- **state** (:class:`AirlineState`): ``episode_id``, ``step_count``, ``task_id``, ``num_errors``,
-  ``termination_reason``, ``done``.
+- **state** (:class:`AirlineState`): ``episode_id``, ``step_count``, ``task_id``, ``benchmark``,
+  ``num_errors``, ``termination_reason``, ``done``.
 
 With OpenEnv's generic client::
 
@@ -56,11 +59,12 @@ from pydantic import Field
 
 from airline_gym.env.airline_env import TRUNCATING, AirlineEnv
 from airline_gym.errors import ConfigError
+from airline_gym.integrations.task_rows import check_row_benchmark
 
 #: Tool calls one action may carry on the server (real models send a handful; 8,000 cost seconds).
 DEFAULT_MAX_TOOL_CALLS = 32
 #: The keywords ``reset`` takes; any other is refused.
-RESET_KEYS = ("seed", "task", "episode_id")
+RESET_KEYS = ("seed", "task", "episode_id", "benchmark")
 
 __all__ = [
     "DEFAULT_MAX_TOOL_CALLS",
@@ -94,6 +98,7 @@ class AirlineState(State):
     """The session's episode: task, counters and how it ended."""
 
     task_id: str | None = None
+    benchmark: str | None = None
     num_errors: int = 0
     termination_reason: str | None = None
     done: bool = False
@@ -140,6 +145,7 @@ class AirlineOpenEnv(Environment[AirlineAction, AirlineObservation, AirlineState
         seed: int | None = None,
         episode_id: str | None = None,
         task: str | int | None = None,
+        benchmark: str | None = None,
         **unknown: Any,
     ) -> dict[str, Any]:
         """``AirlineEnv.reset``'s arguments for OpenEnv's ``reset`` arguments (checked)."""
@@ -152,6 +158,7 @@ class AirlineOpenEnv(Environment[AirlineAction, AirlineObservation, AirlineState
             raise ConfigError(f"reset task must be a task id (string or number), got {task!r}")
         if episode_id is not None and not isinstance(episode_id, str):
             raise ConfigError(f"reset episode_id must be a string, got {episode_id!r}")
+        check_row_benchmark(benchmark, self.env.benchmark)  # never play on another version
         self._episode_id = episode_id or str(uuid.uuid4())
         return {"seed": seed, "options": None if task is None else {"task": task}}
 
@@ -165,13 +172,15 @@ class AirlineOpenEnv(Environment[AirlineAction, AirlineObservation, AirlineState
         seed: int | None = None,
         episode_id: str | None = None,
         task: str | int | None = None,
+        benchmark: str | None = None,
         **kwargs: Any,
     ) -> AirlineObservation:
         """Start an episode of ``task`` (a task id; None: drawn from the split with ``seed``).
 
-        Raises :class:`~airline_gym.errors.ConfigError` for a key other than :data:`RESET_KEYS`.
+        Raises :class:`~airline_gym.errors.ConfigError` for a key other than :data:`RESET_KEYS`
+        and for a ``benchmark`` other than the session's.
         """
-        args = self._reset_args(seed, episode_id, task, **kwargs)
+        args = self._reset_args(seed, episode_id, task, benchmark, **kwargs)
         return self._after_reset(*self.env.reset(**args))
 
     async def reset_async(self, **kwargs: Any) -> AirlineObservation:
@@ -219,9 +228,10 @@ class AirlineOpenEnv(Environment[AirlineAction, AirlineObservation, AirlineState
         """The session's episode so far."""
         episode = self.env.episode
         if episode is None:
-            return AirlineState(episode_id=self._episode_id)
+            return AirlineState(episode_id=self._episode_id, benchmark=self.env.benchmark)
         return AirlineState(
             episode_id=self._episode_id,
+            benchmark=self.env.benchmark,
             step_count=episode.step_count,
             task_id=episode.task.id,
             num_errors=episode.num_errors,

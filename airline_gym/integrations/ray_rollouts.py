@@ -10,7 +10,11 @@ is handed concurrently with asyncio (:mod:`airline_gym.harness.runner`), reusing
     from airline_gym.integrations.ray_rollouts import collect
 
     results = collect([("17", 0), ("18", 1)], address="auto", num_workers=8,
-                      env_kwargs={"user": "scripted"}, agent=GoldAgent)
+                      env_kwargs={"user": "scripted"}, agent=GoldAgent, benchmark="tau3")
+
+``benchmark`` (``"tau2"`` by default, or ``"tau3"``; or ``env_kwargs["benchmark"]``) picks the
+task set and the customer's guidelines the envs play, as one unit; a bad one is refused before
+any actor starts.
 
 ``collect`` starts Ray only if it is not running (``address=None`` starts a local instance,
 ``"auto"`` joins the cluster of this machine, ``"ray://host:10001"`` connects a client). For a
@@ -42,6 +46,7 @@ from airline_gym.agents import GoldAgent
 from airline_gym.env.airline_env import AirlineEnv
 from airline_gym.harness.export import episode_record
 from airline_gym.harness.runner import EpisodeResult, arun_episode
+from airline_gym.integrations.task_rows import with_benchmark
 
 __all__ = ["RolloutPool", "RolloutWorker", "collect"]
 
@@ -145,7 +150,9 @@ class RolloutPool:
         concurrency: int = 64,
         actor_options: Mapping[str, Any] | None = None,
         chunk_size: int = 1,
+        benchmark: str | None = None,
     ) -> None:
+        env_kwargs = with_benchmark(env_kwargs, benchmark)  # refused here, not in every actor
         if num_workers < 1:
             raise ConfigError("num_workers must be at least 1")
         if chunk_size < 1:
@@ -214,6 +221,7 @@ def collect(
     actor_options: Mapping[str, Any] | None = None,
     init_kwargs: Mapping[str, Any] | None = None,
     chunk_size: int = 1,
+    benchmark: str | None = None,
 ) -> list[EpisodeResult] | list[dict[str, Any]]:
     """Play ``(task_id, seed)`` jobs on ``num_workers`` actors; results in job order.
 
@@ -223,6 +231,7 @@ def collect(
     worker has a free slot (:class:`RolloutPool`). The actors are stopped at the end; use
     :class:`RolloutPool` to keep them between calls.
     """
+    env_kwargs = with_benchmark(env_kwargs, benchmark)  # before Ray starts: a bad one is refused
     if not ray.is_initialized():
         ray.init(address=address, **dict(init_kwargs or {}))
     pool = RolloutPool(num_workers, env_kwargs, agent, concurrency, actor_options, chunk_size)

@@ -19,6 +19,7 @@ import gymnasium as gym
 import numpy as np
 
 from airline_gym import wrappers
+from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, check_benchmark
 from airline_gym.errors import require
 from airline_gym.wrappers import *  # noqa: F403  (the wrappers' old import path)
 from airline_gym.wrappers import CandidateActionWrapper, ProgressReward
@@ -40,7 +41,7 @@ def make_env(
     **env_kwargs: Any,
 ) -> gym.Env[np.ndarray, np.int64]:
     """``AirlineScripted-v0`` on ``task`` wrapped for SB3, plus :class:`ProgressReward` when
-    ``progress_reward`` > 0; ``env_kwargs`` go to ``gym.make``."""
+    ``progress_reward`` > 0; ``env_kwargs`` go to ``gym.make`` (e.g. ``benchmark="tau3"``)."""
     import airline_gym  # noqa: F401  (registers the env ids)
 
     env: gym.Env[Any, Any] = CandidateActionWrapper(
@@ -105,15 +106,18 @@ def train_ppo(
     deterministic_eval: bool = False,
     padding: str = "cycle",
     log: Callable[[str], None] | None = print,
+    benchmark: str = DEFAULT_BENCHMARK,
     **ppo_kwargs: Any,
 ) -> tuple[PPO, list[tuple[int, float]]]:
-    """Train SB3's PPO (``MlpPolicy``) on one task with the scripted customer.
+    """Train SB3's PPO (``MlpPolicy``) on one task of ``benchmark`` (``"tau2"``, the default,
+    or ``"tau3"``) with the scripted customer.
 
     Training envs add :class:`ProgressReward`; every ``eval_every`` timesteps (and before
     training) the policy is scored with :func:`evaluate` on ``eval_episodes`` episodes of a plain
     env (official reward). Returns the model and that learning curve, ``[(timesteps,
     mean_reward), ...]``; ``log`` gets one line per point. Seeded: same inputs, same numbers.
     """
+    benchmark = check_benchmark(benchmark)  # before any env or model is built
     require("stable_baselines3", "sb3", "train_ppo")
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
@@ -122,9 +126,11 @@ def train_ppo(
 
     set_random_seed(seed)
     venv = make_vec_env(
-        lambda: make_env(task, padding=padding, progress_reward=1.0), n_envs=n_envs, seed=seed
+        lambda: make_env(task, padding=padding, progress_reward=1.0, benchmark=benchmark),
+        n_envs=n_envs,
+        seed=seed,
     )
-    eval_env = make_env(task, padding=padding)
+    eval_env = make_env(task, padding=padding, benchmark=benchmark)
     kwargs = {**PPO_KWARGS, "learning_rate": lambda remaining: LEARNING_RATE * remaining}
     model = PPO("MlpPolicy", venv, seed=seed, verbose=0, **{**kwargs, **ppo_kwargs})
     curve: list[tuple[int, float]] = []

@@ -6,7 +6,8 @@ env_config=..., extras=row)`` (the dataset row's columns other than ``prompt`` a
 model reply until ``done``. :class:`AirlineTextEnv`:
 
 - ``init`` resets an :class:`~airline_gym.env.AirlineEnv` to the episode the row names
-  (``extra_info.task_id`` / ``extra_info.seed``, as :func:`dataset_rows` writes them) and returns
+  (``extra_info.task_id`` / ``extra_info.seed`` / ``extra_info.benchmark``, as :func:`dataset_rows`
+writes them) and returns
   the env's system prompt and history (the customer's opening turn) in place of the row's prompt;
   its metadata holds the env's ``tools`` (the reference's schemas) for the chat template
   (``generator.chat_template_kwargs.tools``);
@@ -20,22 +21,25 @@ model reply until ``done``. :class:`AirlineTextEnv`:
 - ``get_metrics`` gives steps, tool calls, tool errors and a 0/1 metric per termination reason.
 
 ``env_config`` (``environment.skyrl_gym.airline_gym`` in SkyRL's config) holds AirlineEnv's
-arguments: ``user`` (``"scripted"`` by default, offline; ``"llm"`` with ``user_model`` and
-``user_llm_args``), ``protocol``, ``max_steps``, ``max_errors``, ``tasks``.
+arguments: ``benchmark`` (``"tau2"`` by default, or ``"tau3"``: the task set and the customer's
+guidelines as one unit; a row listed for the other version is refused), ``user``
+(``"scripted"`` by default, offline; ``"llm"`` with ``user_model`` and ``user_llm_args``),
+``protocol``, ``max_steps``, ``max_errors``, ``tasks``.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 from airline_gym.domain.grading import MAX_STEPS
-from airline_gym.domain.tasks import DEFAULT_TASK_SET
 from airline_gym.env.airline_env import AirlineEnv
 from airline_gym.errors import ConfigError, require
 from airline_gym.harness.runner import step_safely
+from airline_gym.integrations import task_rows
 from airline_gym.integrations.episode_summary import episode_metrics, episode_summary
-from airline_gym.integrations.task_rows import task_seeds
+from airline_gym.integrations.task_rows import check_row_benchmark
 from airline_gym.integrations.tool_text import parse_reply
 
 require("skyrl_gym", "skyrl", "airline_gym.integrations.skyrl")  # names the extra
@@ -46,30 +50,23 @@ __all__ = ["ENV_ID", "AirlineTextEnv", "dataset_rows"]
 
 #: The ``env_class`` SkyRL's dataset rows name.
 ENV_ID = "airline_gym"
-_ENV_ARGS = ("user", "user_model", "user_llm_args", "protocol", "max_steps", "max_errors", "tasks")
+_ENV_ARGS = (
+    "benchmark",
+    "user",
+    "user_model",
+    "user_llm_args",
+    "protocol",
+    "max_steps",
+    "max_errors",
+    "tasks",
+)
 
 
-def dataset_rows(
-    split: str = "train",
-    task_ids: list[str | int] | None = None,
-    repeats: int = 1,
-    seed: int = 0,
-    tasks: str = DEFAULT_TASK_SET,
-) -> list[dict[str, Any]]:
-    """SkyRL dataset rows, one per ``(task id, seed)`` (the episodes TRL's and verifiers' list).
-
-    The ``prompt`` is a placeholder: :meth:`AirlineTextEnv.init` replaces it with the env's.
-    """
-    return [
-        {
-            "data_source": "airline_gym",
-            "prompt": [{"role": "user", "content": f"(airline task {task_id})"}],
-            "env_class": ENV_ID,
-            "reward_spec": {"method": "env", "ground_truth": None},
-            "extra_info": {"task_id": task_id, "seed": episode_seed},
-        }
-        for task_id, episode_seed in task_seeds(split, task_ids, repeats, seed, tasks)
-    ]
+#: SkyRL dataset rows, one per ``(task id, seed)`` (the episodes TRL's and verifiers' list):
+#: ``extra_info`` holds ``task_id``, ``seed`` and ``benchmark``; the ``prompt`` is a placeholder
+#: (:meth:`AirlineTextEnv.init` replaces it with the env's). Arguments as
+#: :func:`~airline_gym.integrations.task_rows.dataset_rows`.
+dataset_rows = functools.partial(task_rows.dataset_rows, "skyrl")
 
 
 def _chat(observation: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -103,6 +100,7 @@ class AirlineTextEnv(BaseTextEnv):
         self.seed = None if row.get("seed") is None else int(row["seed"])
         self.max_turns = int(extras.get("max_turns") or 0)  # SkyRL's generator.max_turns
         self.env = AirlineEnv(**config)
+        check_row_benchmark(row.get("benchmark"), self.env.benchmark)
         self.summary: dict[str, Any] | None = None
 
     def init(self, prompt: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:

@@ -20,7 +20,10 @@ OpenPipe ART's ``art.tau_bench`` rollout (``TauBenchClient``) expects a tau-benc
 
 The customer is the server's (``airline-gym serve --user-model``; scripted by default): a
 client's ``user_llm``/``user_llm_args`` are not used, and ``info["user_simulator"]`` says which
-customer plays. At most ``max_environments`` episodes live at once (503 beyond); one idle for
+customer plays. So is the benchmark version (``airline-gym serve --benchmark tau3``; tau2 by
+default): ``/scenarios`` and each new environment's ``info`` name it, and a create request whose
+optional ``benchmark`` names the other version is refused (409) rather than played on this
+one. At most ``max_environments`` episodes live at once (503 beyond); one idle for
 ``idle_timeout_seconds`` (the client's, else the server's ``--idle-timeout``) is released. An
 unknown domain, task or environment is a 404 with the reason; a failure inside the env ends the
 episode with the runner's failure policy (``agent_error``/``user_error``), never a 500.
@@ -38,6 +41,7 @@ from typing import Any
 from airline_gym.env.airline_env import AirlineEnv
 from airline_gym.errors import AirlineGymError, MissingDependencyError
 from airline_gym.harness.runner import step_safely
+from airline_gym.integrations.task_rows import check_row_benchmark
 
 try:
     from fastapi import FastAPI, HTTPException
@@ -63,6 +67,8 @@ class CreateEnvironment(BaseModel):
     retrieval_config: str | None = None
     retrieval_config_kwargs: dict[str, Any] | None = None
     idle_timeout_seconds: float | None = Field(None, ge=1)
+    benchmark: str | None = None
+    """The benchmark version the client means ("tau2" or "tau3"): refused unless the server's."""
 
 
 class StepEnvironment(BaseModel):
@@ -102,6 +108,7 @@ class TauBenchEnvironments:
         self.idle_timeout = idle_timeout
         self.live: dict[str, _Live] = {}
         probe = AirlineEnv(**env_kwargs)
+        self.benchmark = probe.benchmark
         self.task_set = probe.task_set
         user = probe.user
         self.user_simulator = repr(user) if hasattr(user, "model") else type(user).__name__
@@ -115,7 +122,8 @@ class TauBenchEnvironments:
             tasks = self.task_set.split(split or "base")
         except AirlineGymError as exc:
             raise HTTPException(400, str(exc)) from None
-        return {"scenarios": [{"domain": DOMAIN, "task": {"id": t.id}} for t in tasks]}
+        scenarios = [{"domain": DOMAIN, "task": {"id": t.id}} for t in tasks]
+        return {"scenarios": scenarios, "benchmark": self.benchmark}
 
     def _release_idle(self) -> None:
         now = time.monotonic()
@@ -127,6 +135,10 @@ class TauBenchEnvironments:
         """Start the named task's episode; its opening and the agent's prompt and tools."""
         if request.domain != DOMAIN:
             raise HTTPException(404, f"unknown domain {request.domain!r}: this server has airline")
+        try:
+            check_row_benchmark(request.benchmark, self.benchmark)
+        except AirlineGymError as exc:
+            raise HTTPException(409, str(exc)) from None
         try:
             task = self.task_set[request.task_id]
         except AirlineGymError as exc:
@@ -153,6 +165,7 @@ class TauBenchEnvironments:
                 "tools": info["tools"],
                 "protocol": info["protocol"],
                 "user_simulator": self.user_simulator,
+                "benchmark": self.benchmark,
                 **_step_info(info),
             },
         }

@@ -25,11 +25,15 @@ episode does::
 
     trainer = GRPOTrainer(
         model="Qwen/Qwen3-1.7B",
-        train_dataset=Dataset.from_list(dataset_rows(split="train")),
-        environment_factory=make_environment_factory(user="llm", user_model="gpt-4.1"),
+        train_dataset=Dataset.from_list(dataset_rows(split="train", benchmark="tau3")),
+        environment_factory=make_environment_factory(
+            benchmark="tau3", user="llm", user_model="gpt-4.1"
+        ),
         args=GRPOConfig(max_completion_length=4096, num_generations=8),
     )
 
+``benchmark`` (``"tau2"`` by default, or ``"tau3"``) picks the task set and the customer's
+guidelines as one unit; each row carries it, and an env of the other version refuses the row.
 No ``reward_funcs`` are needed: the reward is ``get_reward()``, once. The factory is plain data
 (picklable), as ``AsyncGRPOTrainer`` requires.
 
@@ -41,6 +45,7 @@ of the argument's description instead); key order inside each property is transf
 
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import json
@@ -48,10 +53,9 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from airline_gym.domain.prompts import agent_system_prompt
-from airline_gym.domain.tasks import DEFAULT_TASK_SET
 from airline_gym.env.airline_env import AirlineEnv
-from airline_gym.integrations.task_rows import task_seeds
+from airline_gym.integrations import task_rows
+from airline_gym.integrations.task_rows import TRL_INSTRUCTIONS, check_row_benchmark, env_benchmark
 
 __all__ = [
     "RESPOND_TOOL",
@@ -67,12 +71,6 @@ __all__ = [
 JSONSchema = dict[str, Any]
 RESPOND_TOOL = "respond_to_user"
 
-#: Appended to the agent's system prompt: how to reach the customer through tools.
-TRL_INSTRUCTIONS = (
-    "\n\nYou talk to the customer only through the respond_to_user tool: its argument is your "
-    "message to the customer and its result is the customer's reply. Use the other tools to "
-    "look up and change records. When the conversation is over, call the done tool."
-)
 _NEWLINES = re.compile(r"\s*\n+\s*")  # transformers joins argument lines the same way
 _SCALARS: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool}
 
@@ -187,11 +185,11 @@ def _install_tools(tools: Sequence[JSONSchema]) -> None:
 class AirlineToolEnv:
     """One airline episode at a time, driven through tool methods (see the module docstring).
 
-    Keyword arguments go to :class:`~airline_gym.env.AirlineEnv` (``user``, ``user_model``,
-    ``user_llm_args``, ``tasks``, ``split``, ``max_steps``, ...); the env is built here and reused
-    across resets. After each call, ``reward`` holds the episode's reward so far (the grade once
-    it has ended), ``info`` the env's latest info dict and ``task_id`` the current task. Every
-    public method other than ``reset`` and ``get_reward`` is a tool.
+    Keyword arguments go to :class:`~airline_gym.env.AirlineEnv` (``benchmark``, ``user``,
+    ``user_model``, ``user_llm_args``, ``tasks``, ``split``, ``max_steps``, ...); the env is
+    built here and reused across resets. After each call, ``reward`` holds the episode's reward
+    so far (the grade once it has ended), ``info`` the env's latest info dict and ``task_id`` the
+    current task. Every public method other than ``reset`` and ``get_reward`` is a tool.
     """
 
     _tool_names: tuple[str, ...] = ()
@@ -207,13 +205,19 @@ class AirlineToolEnv:
         self.task_id: str | None = None
 
     def reset(
-        self, task_id: str | int | None = None, seed: int | None = None, **kwargs: Any
+        self,
+        task_id: str | int | None = None,
+        seed: int | None = None,
+        benchmark: str | None = None,
+        **kwargs: Any,
     ) -> str:
         """Start an episode of ``task_id`` (None: drawn from the env's split with ``seed``).
 
-        TRL passes every dataset column; the others (``prompt``, ...) are ignored. Returns the
+        TRL passes every dataset column; the others (``prompt``, ...) are ignored. A row listed
+        for another benchmark version than the env's is refused (``ConfigError``). Returns the
         customer's opening message.
         """
+        check_row_benchmark(benchmark, self.env.benchmark)
         options = None if task_id is None else {"task": task_id}
         seed = None if seed is None else int(seed)
         observation, info = self.env.reset(seed=seed, options=options)
@@ -285,6 +289,7 @@ class AirlineEnvironmentFactory:
     """Picklable zero-argument factory of :class:`AirlineToolEnv`: TRL's ``environment_factory``."""
 
     def __init__(self, **env_kwargs: Any) -> None:
+        env_benchmark(env_kwargs)  # a bad benchmark is refused now, not in every rollout
         self.env_kwargs = dict(env_kwargs)
 
     def __call__(self) -> AirlineToolEnv:
@@ -305,30 +310,12 @@ def make_environment_factory(**env_kwargs: Any) -> AirlineEnvironmentFactory:
     return AirlineEnvironmentFactory(**env_kwargs)
 
 
-def dataset_rows(
-    split: str = "train",
-    task_ids: Sequence[str | int] | None = None,
-    repeats: int = 1,
-    seed: int = 0,
-    tasks: str = DEFAULT_TASK_SET,
-    data_dir: Any = None,
-) -> list[dict[str, Any]]:
-    """Rows for ``Dataset.from_list``: ``prompt``, ``task_id`` and ``seed`` columns.
-
-    ``prompt`` is the agent's system prompt (plus :data:`TRL_INSTRUCTIONS`) and an empty user
-    turn. One row per task of ``split`` (or of ``task_ids``), ``repeats`` times, each with its own
-    seed counting from ``seed``. TRL appends the customer's opening message (what
-    :meth:`AirlineToolEnv.reset` returns) to the empty user turn.
-    """
-    system = agent_system_prompt(data_dir) + TRL_INSTRUCTIONS
-    return [
-        {
-            "prompt": [{"role": "system", "content": system}, {"role": "user", "content": ""}],
-            "task_id": task_id,
-            "seed": row_seed,
-        }
-        for task_id, row_seed in task_seeds(split, task_ids, repeats, seed, tasks, data_dir)
-    ]
+#: Rows for ``Dataset.from_list``: ``prompt`` (the agent's system prompt plus
+#: :data:`TRL_INSTRUCTIONS` and an empty user turn, which TRL fills with the customer's opening),
+#: ``task_id``, ``seed`` and ``benchmark`` columns; arguments as
+#: :func:`~airline_gym.integrations.task_rows.dataset_rows` (``split``, ``task_ids``, ``repeats``,
+#: ``seed``, ``tasks``, ``data_dir``, ``benchmark``).
+dataset_rows = functools.partial(task_rows.dataset_rows, "trl")
 
 
 # --- how close the model's tools come to the reference's ------------------------------------------

@@ -6,8 +6,10 @@ interception endpoint, which records the trace) and an *env* (the control flow b
 Here:
 
 - :class:`AirlineTaskset` loads one :class:`AirlineTask` per ``(task id, seed)`` of a split
-  (:func:`~airline_gym.integrations.task_rows.task_seeds`, as TRL's rows); its config holds the
-  customer (``task.user``: ``"scripted"``, offline, by default; ``"llm"`` with ``user_model``).
+  (:func:`~airline_gym.integrations.task_rows.task_seeds`, as TRL's rows) of its ``benchmark``
+  (``"tau2"`` by default, or ``"tau3"``: the task set and the customer's guidelines as one unit,
+  kept in each task's data); its config holds the customer (``task.user``: ``"scripted"``,
+  offline, by default; ``"llm"`` with ``user_model``).
 - :meth:`AirlineTask.setup` builds one isolated :class:`~airline_gym.env.AirlineEnv` per
   rollout; :meth:`AirlineTask.grade` is the reward (the env's grade, exactly) and
   :meth:`AirlineTask.episode_metrics` the metrics beside it (steps, tool calls, tool errors, a
@@ -43,14 +45,14 @@ from typing import Any, Literal
 from pydantic import Field, PrivateAttr
 
 from airline_gym.agents.litellm_agent import LiteLLMAgent
+from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK
 from airline_gym.domain.grading import AGENT_ERROR, USER_ERROR
-from airline_gym.domain.tasks import DEFAULT_TASK_SET
 from airline_gym.env.airline_env import AirlineEnv
 from airline_gym.errors import require
 from airline_gym.harness.runner import arun_episode
 from airline_gym.integrations.episode_summary import episode_metrics as summary_metrics
 from airline_gym.integrations.episode_summary import episode_summary
-from airline_gym.integrations.task_rows import task_seeds
+from airline_gym.integrations.task_rows import env_benchmark, task_seeds
 
 require("verifiers.v1", "verifiers", "airline_gym.integrations.verifiers")  # names the extra
 import verifiers.v1 as vf  # noqa: E402 - after the check, so a missing extra reads clearly
@@ -78,10 +80,12 @@ _FAILURES = {AGENT_ERROR: vf.HarnessError, USER_ERROR: vf.TaskError}
 
 
 class AirlineTaskData(vf.TaskData):
-    """One episode: ``id`` is the task id, ``seed`` the reset seed, ``tasks`` the task set."""
+    """One episode: ``id`` is the task id, ``seed`` the reset seed, ``benchmark`` the version
+    it was listed for, ``tasks`` a custom task set (None: the benchmark's own)."""
 
     seed: int = 0
-    tasks: str = DEFAULT_TASK_SET
+    benchmark: str = DEFAULT_BENCHMARK
+    tasks: str | None = None
 
 
 class AirlineTaskConfig(vf.TaskConfig):
@@ -106,7 +110,10 @@ class AirlineTasksetConfig(vf.TasksetConfig):
     repeats: int = Field(1, ge=1)
     seed: int = 0
     """The first episode's seed; each further task or repeat counts up from it."""
-    tasks: str = DEFAULT_TASK_SET
+    benchmark: str = DEFAULT_BENCHMARK
+    """The benchmark version: "tau2" (default) or "tau3" (its tasks and customer guidelines)."""
+    tasks: str | None = None
+    """A path to a custom tasks.json (default: the benchmark's own tasks)."""
     task: AirlineTaskConfig = AirlineTaskConfig()
 
 
@@ -142,13 +149,15 @@ class AirlineTask(vf.Task[AirlineTaskData, AirlineState, AirlineTaskConfig]):
             customer["user_model"] = config.user_model
         if config.user_llm_args:
             customer["user_llm_args"] = dict(config.user_llm_args)
-        trace.state._env = AirlineEnv(
+        env = AirlineEnv(
+            benchmark=self.data.benchmark,
             tasks=self.data.tasks,
             protocol=config.protocol,
             max_steps=config.max_steps,
             max_errors=config.max_errors,
             **customer,
         )
+        trace.state._env = env
 
     async def finalize(self, trace: Any) -> None:
         """Grade an episode the rollout cut short (a timeout: the harness never returned)."""
@@ -178,7 +187,9 @@ class AirlineTaskset(vf.Taskset[AirlineTask, AirlineTasksetConfig]):
     def load(self) -> list[AirlineTask]:
         """One task per ``(task id, seed)``."""
         config = self.config
-        pairs = task_seeds(config.split, config.task_ids, config.repeats, config.seed, config.tasks)
+        benchmark = env_benchmark({"benchmark": config.benchmark, "tasks": config.tasks})
+        ids, repeats, seed = config.task_ids, config.repeats, config.seed
+        pairs = task_seeds(config.split, ids, repeats, seed, config.tasks, None, benchmark)
         return [
             AirlineTask(
                 AirlineTaskData(
@@ -186,6 +197,7 @@ class AirlineTaskset(vf.Taskset[AirlineTask, AirlineTasksetConfig]):
                     name=f"airline task {task_id}",
                     prompt=f"(airline task {task_id}: the customer opens the conversation)",
                     seed=seed,
+                    benchmark=benchmark,
                     tasks=config.tasks,
                 ),
                 config.task,
@@ -251,9 +263,10 @@ class AirlineEpisodes(vf.Env[AirlineEnvConfig]):
 def load_environment(env: Mapping[str, Any] | None = None, **taskset: Any) -> Any:
     """The ``vf.Env`` verifiers builds for :data:`PLUGIN_ID` (what ``vf.load_environment`` returns).
 
-    Keyword arguments are the taskset's config (:class:`AirlineTasksetConfig`: ``split``,
-    ``task_ids``, ``repeats``, ``seed``, ``tasks``, ``task={"user": "llm", ...}``); ``env`` holds
-    env-level config (e.g. ``{"agent": {"max_turns": 60}}``).
+    Keyword arguments are the taskset's config (:class:`AirlineTasksetConfig`: ``benchmark``
+    (``"tau2"`` by default, or ``"tau3"``), ``split``, ``task_ids``, ``repeats``, ``seed``,
+    ``tasks``, ``task={"user": "llm", ...}``); ``env`` holds env-level config (e.g.
+    ``{"agent": {"max_turns": 60}}``).
     """
     config = vf.resolve_env_config({**(env or {}), "taskset": {"id": PLUGIN_ID, **taskset}})
     return vf.load_environment(config)

@@ -21,25 +21,29 @@ episode runner (:func:`~airline_gym.harness.runner.arun_episode`) in an env of i
   tool errors. A sample whose response budget (``rollout.response_length``) runs out ends as
   ``agent_error`` (graded 0) with the cause.
 
-The loop's config entry takes AirlineEnv's arguments: ``user`` (``"scripted"`` by default;
+The loop's config entry takes AirlineEnv's arguments: ``benchmark`` (``"tau2"`` by default, or
+``"tau3"``: the task set and the customer's guidelines as one unit; a row listed for the other
+version, ``extra_info.benchmark``, is refused), ``user`` (``"scripted"`` by default;
 ``"llm"`` with ``user_model`` and ``user_llm_args``), ``protocol``, ``max_steps``, ``max_errors``,
 ``tasks``. :func:`dataset_rows` writes the rows (one per task id and seed).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any
 from uuid import uuid4
 
 from airline_gym.agents.base import AgentError
-from airline_gym.domain.tasks import DEFAULT_TASK_SET
+from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK
 from airline_gym.env.airline_env import AirlineEnv
 from airline_gym.errors import ConfigError, require
 from airline_gym.harness.runner import arun_episode
+from airline_gym.integrations import task_rows
 from airline_gym.integrations.episode_summary import episode_summary
-from airline_gym.integrations.task_rows import task_seeds
+from airline_gym.integrations.task_rows import check_row_benchmark, env_benchmark
 from airline_gym.integrations.tool_text import parse_reply
 
 require("verl", "verl", "airline_gym.integrations.verl")  # names the extra
@@ -55,27 +59,11 @@ __all__ = ["AGENT_NAME", "AirlineAgentLoop", "dataset_rows"]
 AGENT_NAME = "airline_gym"
 
 
-def dataset_rows(
-    split: str = "train",
-    task_ids: list[str | int] | None = None,
-    repeats: int = 1,
-    seed: int = 0,
-    tasks: str = DEFAULT_TASK_SET,
-) -> list[dict[str, Any]]:
-    """verl dataset rows, one per ``(task id, seed)`` (the episodes of the other adapters).
-
-    ``prompt`` is a placeholder: the loop builds the real prompt from the env.
-    """
-    return [
-        {
-            "data_source": "airline_gym",
-            "agent_name": AGENT_NAME,
-            "prompt": [{"role": "user", "content": f"(airline task {task_id})"}],
-            "reward_model": {"style": "env", "ground_truth": ""},
-            "extra_info": {"task_id": task_id, "seed": episode_seed},
-        }
-        for task_id, episode_seed in task_seeds(split, task_ids, repeats, seed, tasks)
-    ]
+#: verl dataset rows, one per ``(task id, seed)`` (the episodes of the other adapters):
+#: ``extra_info`` holds ``task_id``, ``seed`` and ``benchmark``; ``prompt`` is a placeholder (the
+#: loop builds the real prompt from the env). Arguments as
+#: :func:`~airline_gym.integrations.task_rows.dataset_rows`.
+dataset_rows = functools.partial(task_rows.dataset_rows, "verl")
 
 
 def _template_message(message: Mapping[str, Any], first: bool) -> dict[str, Any]:
@@ -194,12 +182,14 @@ class AirlineAgentLoop(AgentLoopBase):
         protocol: str = "gym",
         max_steps: int = 200,
         max_errors: int = 10,
-        tasks: str = DEFAULT_TASK_SET,
+        tasks: str | None = None,
+        benchmark: str = DEFAULT_BENCHMARK,
         **kwargs: Any,
     ) -> None:
         kwargs.pop("tools", None)  # verl's tool registry: the env brings its own tools
         super().__init__(*args, **kwargs)
         self.env_kwargs: dict[str, Any] = {
+            "benchmark": benchmark,
             "user": user,
             "protocol": protocol,
             "max_steps": max_steps,
@@ -210,6 +200,7 @@ class AirlineAgentLoop(AgentLoopBase):
             self.env_kwargs["user_model"] = user_model
         if user_llm_args:
             self.env_kwargs["user_llm_args"] = dict(user_llm_args)
+        env_benchmark(self.env_kwargs)  # a bad benchmark is refused here, not in every sample
         self.response_length = int(self.rollout_config.response_length)
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
@@ -217,6 +208,7 @@ class AirlineAgentLoop(AgentLoopBase):
         extra = kwargs.get("extra_info") or {}
         if extra.get("task_id") is None:
             raise ConfigError("an airline_gym row needs extra_info.task_id (see dataset_rows)")
+        check_row_benchmark(extra.get("benchmark"), self.env_kwargs["benchmark"])
         seed = None if extra.get("seed") is None else int(extra["seed"])
         env = AirlineEnv(**self.env_kwargs)  # each rollout its own env
         agent = _TokenAgent(self, sampling_params)

@@ -33,6 +33,8 @@ def _run(
     [
         (["--task-ids", "99"], "error: no task '99' in task set 'tau2'"),
         (["--tasks", "/no/such/tasks.json"], "error: tasks file not found: /no/such/tasks.json"),
+        (["--benchmark", "tau3", "--task-ids", "99"], "error: no task '99' in task set 'tau3'"),
+        (["--benchmark", "tau3", "--tasks", "tau2"], "error: task set 'tau2' belongs to benchmark"),
     ],
 )
 def test_bad_input_is_one_line(
@@ -52,7 +54,8 @@ def test_the_examples_take_the_clis_option_names(script: str) -> None:
     if script == "ray_rollouts.py":
         require("ray")
     text = _run(script, "--help").stdout
-    assert "--task-ids TASK_IDS" in text and "--tasks TASKS" in text and "--task-set" not in text
+    assert "--task-ids TASK_IDS" in text and "--tasks PATH" in text and "--task-set" not in text
+    assert "--benchmark {tau2,tau3}" in text  # as eval, audit, tasks, show and play take it
 
 
 def test_ray_example_without_a_cluster_at_auto_is_one_line(tmp_path: Path) -> None:
