@@ -4,7 +4,8 @@ the ``verifiers`` extra pins openai < 3, so Inspect lives in a venv of its own i
 ``python inspect_child.py BASE_URL LOG_DIR``: runs the README's Inspect example against the
 scripted server at BASE_URL, then the README's ``inspect eval airline_gym/airline`` command for
 task 17, then task 17 with Inspect's model role ``user`` as the customer, and prints what Inspect
-logged (one JSON object) for the parent test to check.
+logged (one JSON object) for the parent test to check. ``python inspect_child.py tau3 BASE_URL
+LOG_DIR`` plays tau3's case instead (``main_tau3``).
 """
 
 from __future__ import annotations
@@ -78,5 +79,36 @@ def main(base_url: str, log_dir: str) -> None:
     print(json.dumps(out))
 
 
+def main_tau3(base_url: str, log_dir: str) -> None:
+    """``-T benchmark=tau3``: tau3's task 7 with Inspect's model role ``user`` as the customer,
+    then ``-T benchmark=tau4`` on the command line (refused)."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    from airline_gym.integrations.inspect import airline
+
+    os.environ["LOCAL_API_KEY"] = "EMPTY"
+    customer = get_model("openai-api/local/customer", base_url=base_url)
+    (log,) = inspect_eval(
+        airline(task_ids="7", user="model", benchmark="tau3", seed=5),
+        model="openai-api/local/policy",
+        model_base_url=base_url,
+        model_roles={"user": customer},
+        log_dir=f"{log_dir}/tau3",
+        display="none",
+    )
+    out: dict[str, Any] = {"status": log.status, "samples": samples(log)}
+    inspect = Path(sys.executable).with_name("inspect")
+    command = [str(inspect), "eval", "airline_gym/airline", "-T", "task_ids=7"]
+    command += ["-T", "benchmark=tau4", "--model", "openai-api/local/policy"]
+    command += ["--model-base-url", base_url, "--log-dir", f"{log_dir}/bad", "--display", "none"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    out["bad"] = {"returncode": done.returncode, "output": (done.stdout + done.stderr)[-4000:]}
+    print(json.dumps(out))
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    if sys.argv[1] == "tau3":
+        main_tau3(sys.argv[2], sys.argv[3])
+    else:
+        main(sys.argv[1], sys.argv[2])

@@ -78,3 +78,36 @@ def test_art_rollout_rewards_are_the_env_grades(tau2_tasks):
     after_text = [b["messages"] for b in policy.requests if len(b["messages"]) == 4]
     assert any(m[2].get("content") == "Sure, let me look into that." for m in after_text)
     assert all(m[3]["role"] == "user" for m in after_text if m[2].get("content"))
+
+
+def test_art_rollout_on_a_tau3_server_plays_tau3_with_tau3_s_customer(tau3, monkeypatch):
+    """``airline-gym serve --benchmark tau3``: ART's rollout of task 7 gets tau3's grade, and the
+    server's LLM customer was prompted with tau3's guidelines."""
+    from tau3_case import assert_tau3_customer, check_grades_differ, customer_server
+    from tau3_case import gold_messages as tau3_gold
+
+    gold = tau3_gold()
+
+    def policy_replies(body: dict[str, Any]) -> Reply:  # ART's history has no greeting
+        return as_reply(gold[sum(1 for m in body["messages"][2:] if m["role"] == "assistant")])
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # the server's customer checks for a key
+    options = ["--benchmark", "tau3", "--user-model", "openai/customer"]
+    with (
+        OpenAIServer(policy_replies) as policy,
+        customer_server() as customer,
+        running_server(*options, "--user-api-base", customer.base_url) as serve_url,
+    ):
+        done = subprocess.run(
+            [art_python(), str(HERE / "art_child.py"), "tau3", serve_url, policy.base_url],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=HERE.parents[1],
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["reward"] == check_grades_differ() == 1.0  # tau2 would grade it 0.0
+    assert out["num_turns"] == len(gold)
+    assert policy.requests
+    assert_tau3_customer(customer.requests)

@@ -53,10 +53,10 @@ def inspect_python() -> str:
     return library_python(PYTHON_VAR, "inspect_ai", "inspect-ai")
 
 
-def run_inspect(base_url: str, log_dir: Path) -> dict:
+def run_inspect(base_url: str, log_dir: Path, *mode: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "INSPECT_DISPLAY": "none"}
     done = subprocess.run(
-        [inspect_python(), str(HERE / "inspect_child.py"), base_url, str(log_dir)],
+        [inspect_python(), str(HERE / "inspect_child.py"), *mode, base_url, str(log_dir)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -129,3 +129,31 @@ def test_inspect_eval_scores_are_the_env_grades(tau2_tasks, tmp_path):
     assert text(first[0]["content"]) == user_system_prompt(tau2_tasks["17"])
     assert len(policy.customer_requests) == 1  # the agent's done ended the episode
     assert not any(body.get("tools") for body in policy.customer_requests)
+
+
+def test_benchmark_tau3_plays_tau3_tasks_with_tau3_s_customer(tau3, tmp_path):
+    """``airline(benchmark="tau3")`` plays tau3's task 7 with tau3's customer guidelines;
+    ``-T benchmark=tau4`` is refused."""
+    from scripted_policy import as_reply
+    from tau3_case import OPENER, TASK, assert_tau3_customer, check_grades_differ, gold_messages
+
+    gold, customer_requests = gold_messages(), []
+
+    def tau3_server(body: dict) -> Reply:
+        if body["model"] == "customer":
+            customer_requests.append(body)
+            return Reply(OPENER)
+        return as_reply(gold[sum(m["role"] == "assistant" for m in body["messages"]) - 1])
+
+    with OpenAIServer(tau3_server) as server:
+        out = run_inspect(server.base_url, tmp_path, "tau3")
+    assert out["status"] == "success"
+    (sample,) = out["samples"]
+    assert sample["id"] == f"{TASK}-5" and sample["error"] is None
+    assert sample["metadata"]["benchmark"] == "tau3"
+    assert sample["metadata"]["termination_reason"] == "agent_stop"
+    assert sample["value"] == check_grades_differ() == 1.0  # tau2 would grade it 0.0
+    assert_tau3_customer(customer_requests)
+    bad = out["bad"]
+    assert bad["returncode"] != 0
+    assert "benchmark must be one of tau2, tau3; got 'tau4'" in bad["output"]

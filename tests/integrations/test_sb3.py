@@ -167,3 +167,18 @@ def test_example_without_stable_baselines3_names_the_extra() -> None:
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1].endswith("pip install 'airline-gym[sb3]'")
+
+
+def test_a_tau3_env_plays_tau3_s_task_and_a_bad_benchmark_is_refused(tau3) -> None:
+    from airline_gym.domain.tasks import load_task_set
+    from airline_gym.errors import ConfigError
+    from airline_gym.integrations.sb3 import train_ppo
+
+    env = make_env(task="7", benchmark="tau3")
+    env.reset(seed=0)
+    episode = env.unwrapped.episode
+    assert env.unwrapped.benchmark == "tau3" and episode.task.id == "7"
+    assert episode.task.raw == load_task_set("tau3")["7"].raw != load_task_set("tau2")["7"].raw
+    with pytest.raises(ConfigError) as refused:
+        train_ppo(task="7", timesteps=8, benchmark="tau4", log=None)
+    assert str(refused.value) == "benchmark must be one of tau2, tau3; got 'tau4'"

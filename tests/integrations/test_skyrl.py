@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from extras import lazy, require
 
 from airline_gym.agents import ScriptedAgent
@@ -143,3 +144,65 @@ def test_bad_config_is_a_clear_error():
         assert "usr" in str(exc)
     else:
         raise AssertionError("an unknown env_config key was accepted")
+
+
+# --- benchmark versions ---------------------------------------------------------------------------
+def as_text(message: dict[str, Any]) -> str:
+    """An assistant message as the model's raw reply (tool calls as Qwen writes them)."""
+    calls = message.get("tool_calls") or []
+    blocks = [block(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls]
+    return "\n".join(blocks) or str(message["content"])
+
+
+def test_tau3_rows_play_tau3_tasks_with_tau3_s_customer(tau3):
+    from tau3_case import (
+        OPENER,
+        TASK,
+        assert_tau3_customer,
+        check_grades_differ,
+        customer_kwargs,
+        customer_server,
+        gold_messages,
+    )
+
+    with customer_server() as server:
+        (row,) = adapter.dataset_rows(task_ids=[TASK], seed=2, benchmark="tau3")
+        assert row["extra_info"] == {"task_id": TASK, "seed": 2, "benchmark": "tau3"}
+        config = {"benchmark": "tau3", **customer_kwargs(server)}
+        env = skyrl_gym.make("airline_gym", env_config=config, extras=row)
+        history, outputs = play(env, row["prompt"], [as_text(m) for m in gold_messages()])
+    assert history[-1] == {"role": "user", "content": OPENER}
+    assert outputs[-1]["done"] and outputs[-1]["reward"] == check_grades_differ() == 1.0
+    assert env.get_metrics()["termination_reason"] == "agent_stop"
+    assert_tau3_customer(server.requests)
+
+
+def test_a_row_of_one_benchmark_is_refused_by_an_env_of_the_other(tau3):
+    from airline_gym.errors import ConfigError
+
+    for row_version, env_version in (("tau3", "tau2"), ("tau2", "tau3")):
+        (row,) = adapter.dataset_rows(task_ids=["7"], benchmark=row_version)
+        config = {"user": "scripted", "benchmark": env_version}
+        with pytest.raises(ConfigError, match=f"listed for benchmark '{row_version}' but the env"):
+            skyrl_gym.make("airline_gym", env_config=config, extras=row)
+
+
+def test_a_bad_benchmark_is_refused_as_the_env_refuses_it():
+    from airline_gym.errors import ConfigError
+
+    (row,) = adapter.dataset_rows(task_ids=["7"])
+    said = "benchmark must be one of tau2, tau3; got 'tau4'"
+    for call in (
+        lambda: adapter.dataset_rows(benchmark="tau4"),
+        lambda: skyrl_gym.make(
+            "airline_gym", env_config={"user": "scripted", "benchmark": "tau4"}, extras=row
+        ),
+        lambda: skyrl_gym.make(
+            "airline_gym",
+            env_config={"user": "scripted"},
+            extras={**row, "extra_info": {**row["extra_info"], "benchmark": "tau4"}},
+        ),
+    ):
+        with pytest.raises(ConfigError) as refused:
+            call()
+        assert str(refused.value) == said

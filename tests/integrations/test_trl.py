@@ -214,3 +214,69 @@ def torch_equal(a, b) -> bool:
     import torch
 
     return bool(torch.equal(a.detach(), b))
+
+
+# --- benchmark versions ---------------------------------------------------------------------------
+def play_gold(env: AirlineToolEnv, messages: list[dict]) -> None:
+    """The tau3 case's messages through the tool methods (text goes to respond_to_user)."""
+    for message in messages:
+        if not message.get("tool_calls"):
+            env.respond_to_user(message["content"])
+        for call in message.get("tool_calls") or []:
+            function = call["function"]
+            tool_methods(env)[function["name"]](**json.loads(function["arguments"]))
+
+
+def test_tau3_rows_play_tau3_tasks_with_tau3_s_customer(tau3):
+    from tau3_case import (
+        OPENER,
+        TASK,
+        assert_tau3_customer,
+        check_grades_differ,
+        customer_kwargs,
+        customer_server,
+        gold_messages,
+    )
+
+    with customer_server() as server:
+        factory = make_environment_factory(benchmark="tau3", **customer_kwargs(server))
+        env = pickle.loads(pickle.dumps(factory))()
+        (row,) = dataset_rows(task_ids=[int(TASK)], seed=3, benchmark="tau3")
+        assert (row["task_id"], row["seed"], row["benchmark"]) == (TASK, 3, "tau3")
+        assert env.reset(**row) == OPENER and env.env.benchmark == "tau3"
+        play_gold(env, gold_messages())
+    assert env.info["termination_reason"] == "agent_stop"
+    assert env.get_reward() == check_grades_differ() == 1.0  # tau2 would grade it 0.0
+    assert_tau3_customer(server.requests)
+
+
+def test_a_row_of_one_benchmark_is_refused_by_an_env_of_the_other(tau3):
+    from airline_gym.errors import ConfigError
+
+    for row_version, env_version in (("tau3", "tau2"), ("tau2", "tau3")):
+        env = make_environment_factory(user="scripted", benchmark=env_version)()
+        (row,) = dataset_rows(task_ids=["7"], benchmark=row_version)
+        with pytest.raises(ConfigError, match=f"listed for benchmark '{row_version}' but the env"):
+            env.reset(**row)
+        assert env.env.episode is None  # nothing was played
+    env.reset(**{k: v for k, v in row.items() if k != "benchmark"})  # a row that does not say
+    assert env.task_id == "7" and env.env.benchmark == "tau3"
+
+
+def test_a_bad_benchmark_is_refused_as_the_env_refuses_it():
+    from airline_gym.errors import ConfigError
+
+    with pytest.raises(ConfigError) as from_env:
+        AirlineEnv(user="scripted", benchmark="tau4")
+    calls = [
+        lambda: make_environment_factory(benchmark="tau4"),  # at once, not in every rollout
+        lambda: dataset_rows(task_ids=["7"], benchmark="tau4"),
+        lambda: AirlineToolEnv(user="scripted").reset(task_id="7", benchmark="tau4"),
+    ]
+    for call in calls:
+        with pytest.raises(ConfigError) as refused:
+            call()
+        assert str(refused.value) == str(from_env.value)
+        assert str(refused.value) == "benchmark must be one of tau2, tau3; got 'tau4'"
+    with pytest.raises(ConfigError, match="task set 'tau2' belongs to benchmark 'tau2'"):
+        make_environment_factory(benchmark="tau3", tasks="tau2")

@@ -14,6 +14,7 @@ import json
 import sys
 from typing import Any
 
+import pytest
 from extras import lazy, require
 from readme_examples import readme_example, run_example
 from scripted_policy import Model, in_process, scripts
@@ -169,3 +170,42 @@ def test_taskset_lists_the_episodes_trl_rows_list():
     assert [(t.data.id, t.data.seed) for t in tasks] == [(r["task_id"], r["seed"]) for r in rows]
     assert len({t.key for t in tasks}) == 40  # verifiers needs unique task keys
     assert tasks[0].config.user == "scripted"  # offline by default
+
+
+# --- benchmark versions ---------------------------------------------------------------------------
+def test_tau3_taskset_plays_tau3_tasks_with_tau3_s_customer(tau3):
+    from scripted_policy import as_reply
+    from tau3_case import (
+        TASK,
+        assert_tau3_customer,
+        check_grades_differ,
+        customer_kwargs,
+        customer_server,
+        gold_messages,
+    )
+
+    replies = [as_reply(m) for m in gold_messages()]
+    with customer_server() as customer, OpenAIServer(replies) as model:
+        env = adapter.load_environment(
+            benchmark="tau3", task_ids=[TASK], seed=6, task=customer_kwargs(customer)
+        )
+        (task,) = list(env.taskset)
+        assert (task.data.id, task.data.seed, task.data.benchmark) == (TASK, 6, "tau3")
+        (episode,) = play(env, model.base_url, rollouts=1)
+    trace = episode.traces[0]
+    assert trace.ok and trace.reward == check_grades_differ() == 1.0  # tau2 would grade 0.0
+    assert trace.info["airline"]["benchmark"] == "tau3"
+    assert trace.info["airline"]["termination_reason"] == "agent_stop"
+    assert_tau3_customer(customer.requests)
+
+
+def test_a_bad_benchmark_is_refused_as_the_env_refuses_it(tau3):
+    from airline_gym.errors import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        list(adapter.load_environment(benchmark="tau4", task_ids=["7"]).taskset)
+    assert str(refused.value) == "benchmark must be one of tau2, tau3; got 'tau4'"
+    with pytest.raises(ConfigError, match="task set 'tau2' belongs to benchmark 'tau2'"):
+        list(adapter.load_environment(benchmark="tau3", tasks="tau2", task_ids=["7"]).taskset)
+    tau2 = adapter.load_environment(task_ids=["7"])  # the default: tau2
+    assert [t.data.benchmark for t in tau2.taskset] == ["tau2"]

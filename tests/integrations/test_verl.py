@@ -16,7 +16,7 @@ from extras import library_python
 pytestmark = pytest.mark.long  # a child interpreter imports the library (a minute or more)
 HERE = Path(__file__).resolve().parent
 PYTHON_VAR = "AIRLINE_GYM_VERL_PYTHON"
-CASES = 3  # the tests in verl_cases.py
+CASES = 5  # the tests in verl_cases.py
 
 
 def verl_python() -> str:

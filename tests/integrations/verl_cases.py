@@ -220,3 +220,81 @@ def test_readme_example_and_the_agent_loop_config(tokenizer, tmp_path, monkeypat
     loop = make_loop(tokenizer, ScriptedServer(tokenizer, {}), entry)  # as the worker loads it
     assert isinstance(loop, adapter.AirlineAgentLoop)
     assert loop.env_kwargs["user"] == "scripted" and loop.env_kwargs["max_steps"] == 200
+
+
+# --- benchmark versions ---------------------------------------------------------------------------
+class SequenceServer(ScriptedServer):
+    """verl's server manager for one rollout: the replies in order, whatever the prompt."""
+
+    def __init__(self, tokenizer: Any, replies: list[str]) -> None:
+        super().__init__(tokenizer, {})
+        self.sequence = replies
+        self.sent = {"all": []}
+
+    async def generate(
+        self, request_id: str, *, prompt_ids: list[int], sampling_params: dict, **_: Any
+    ) -> TokenOutput:
+        text = self.sequence[len(self.sent["all"])] + END
+        ids = self.tokenizer.encode(text, add_special_tokens=False)
+        self.sent["all"].append((ids, [0.0] * len(ids)))
+        return TokenOutput(token_ids=ids, log_probs=None)
+
+
+def as_text(message: dict[str, Any]) -> str:
+    calls = message.get("tool_calls") or []
+    blocks = [block(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls]
+    return "\n".join(blocks) or str(message["content"])
+
+
+def test_tau3_rows_play_tau3_tasks_with_tau3_s_customer(tokenizer, tau3):
+    from tau3_case import (
+        TASK,
+        assert_tau3_customer,
+        check_grades_differ,
+        customer_kwargs,
+        customer_server,
+        gold_messages,
+    )
+
+    (row,) = adapter.dataset_rows(task_ids=[TASK], seed=8, benchmark="tau3")
+    assert row["extra_info"] == {"task_id": TASK, "seed": 8, "benchmark": "tau3"}
+    server = SequenceServer(tokenizer, [as_text(m) for m in gold_messages()])
+    with customer_server() as customer:
+        entry = OmegaConf.create(
+            {**_agent_loop_registry[adapter.AGENT_NAME], "benchmark": "tau3"}
+            | customer_kwargs(customer)
+        )
+
+        async def play() -> Any:  # the loop is built on the running loop, as verl's worker does
+            return await make_loop(tokenizer, server, entry).run({}, **row)
+
+        output = asyncio.run(play())
+    assert output.reward_score == check_grades_differ() == 1.0  # tau2 would grade it 0.0
+    summary = output.extra_fields["airline"]
+    assert (summary["task_id"], summary["seed"], summary["benchmark"]) == (TASK, 8, "tau3")
+    assert summary["termination_reason"] == "agent_stop"
+    assert_tau3_customer(customer.requests)
+
+
+def test_a_row_of_another_benchmark_or_a_bad_one_is_refused(tokenizer, tau3):
+    from hydra.errors import InstantiationException
+
+    from airline_gym.errors import ConfigError
+
+    (row,) = adapter.dataset_rows(task_ids=["7"], benchmark="tau3")
+    server = SequenceServer(tokenizer, [])
+
+    async def play() -> Any:
+        return await make_loop(tokenizer, server).run({}, **row)  # the default loop: tau2
+
+    with pytest.raises(ConfigError, match="listed for benchmark 'tau3' but the env plays 'tau2'"):
+        asyncio.run(play())
+    assert server.sent["all"] == []  # nothing generated
+    said = "benchmark must be one of tau2, tau3; got 'tau4'"
+    entry = OmegaConf.create({**_agent_loop_registry[adapter.AGENT_NAME], "benchmark": "tau4"})
+    with pytest.raises(InstantiationException) as wrapped:  # hydra wraps the loop's error
+        make_loop(tokenizer, server, entry)
+    assert isinstance(wrapped.value.__cause__, ConfigError) and str(wrapped.value.__cause__) == said
+    with pytest.raises(ConfigError) as refused:
+        adapter.dataset_rows(benchmark="tau4")
+    assert str(refused.value) == said
