@@ -10,6 +10,7 @@ a row of another version (:func:`check_row_benchmark`) instead of playing it sil
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -91,19 +92,12 @@ def _row(row_format: str, prompt: list[dict[str, str]] | None, episode: dict[str
     }
 
 
-def dataset_rows(
-    row_format: str,
-    split: str = "train",
-    task_ids: Sequence[str | int] | None = None,
-    repeats: int = 1,
-    seed: int = 0,
-    tasks: str | os.PathLike[str] | None = None,
-    data_dir: str | os.PathLike[str] | None = None,
-    benchmark: str = DEFAULT_BENCHMARK,
-) -> list[dict[str, Any]]:
+def dataset_rows(row_format: str, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
     """A trainer's dataset rows, one per :func:`task_seeds` pair, each with its ``benchmark``.
 
-    ``row_format`` is one of :data:`ROW_FORMATS` (each adapter's ``dataset_rows`` fixes it):
+    The other arguments are :func:`task_seeds`'s (``split``, ``task_ids``, ``repeats``, ``seed``,
+    ``tasks``, ``data_dir``, ``benchmark``). ``row_format`` is one of :data:`ROW_FORMATS` (each
+    adapter's ``dataset_rows`` fixes it):
 
     - ``"trl"``: ``prompt`` (the agent's system prompt plus :data:`TRL_INSTRUCTIONS`, then an
       empty user turn that TRL fills with the customer's opening), ``task_id``, ``seed``,
@@ -117,11 +111,13 @@ def dataset_rows(
     """
     if row_format not in ROW_FORMATS:
         raise ConfigError(f"row_format must be one of {', '.join(ROW_FORMATS)}; got {row_format!r}")
-    benchmark = check_benchmark(benchmark)
-    pairs = task_seeds(split, task_ids, repeats, seed, tasks, data_dir, benchmark)
+    episodes = inspect.signature(task_seeds).bind(*args, **kwargs)
+    episodes.apply_defaults()
+    benchmark = check_benchmark(episodes.arguments["benchmark"])
+    pairs = task_seeds(**{**episodes.arguments, "benchmark": benchmark})
     prompt = None
     if row_format == "trl":
-        system = agent_system_prompt(data_dir) + TRL_INSTRUCTIONS
+        system = agent_system_prompt(episodes.arguments["data_dir"]) + TRL_INSTRUCTIONS
         prompt = [{"role": "system", "content": system}, {"role": "user", "content": ""}]
     return [
         _row(row_format, prompt, {"task_id": task_id, "seed": row_seed, "benchmark": benchmark})

@@ -66,5 +66,8 @@ def opening(task_id: str) -> str:
     return str(info["messages"][2]["content"])
 
 
-def in_process(task_id: str, seed: int, messages: list[dict[str, Any]]) -> EpisodeResult:
-    return run_episode(AirlineEnv(user="scripted"), ScriptedAgent(messages), task_id, seed)
+def in_process(
+    task_id: str, seed: int, messages: list[dict[str, Any]], benchmark: str = "tau2"
+) -> EpisodeResult:
+    env = AirlineEnv(user="scripted", benchmark=benchmark)
+    return run_episode(env, ScriptedAgent(messages), task_id, seed)

@@ -35,6 +35,19 @@ def art_python() -> str:
     return library_python(PYTHON_VAR, "art", "openpipe-art >= 0.5.23 (Python >= 3.12)")
 
 
+def run_art(*args: str) -> dict[str, Any]:
+    """``art_child.py ARGS...`` in ART's venv; what it printed (one JSON object)."""
+    done = subprocess.run(
+        [art_python(), str(HERE / "art_child.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=HERE.parents[1],
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
 class ArtPolicy:
     """The scripted policy as ART's rollout asks it: ART's history has no greeting, so the
     customer's opening is message 1, and each assistant message after it is one reply."""
@@ -54,15 +67,7 @@ def test_art_rollout_rewards_are_the_env_grades(tau2_tasks):
     plays = scripts(tau2_tasks)
     _, info = AirlineEnv(user="scripted").reset(options={"task": "17"})
     with OpenAIServer(ArtPolicy(plays)) as policy, running_server() as serve_url:
-        done = subprocess.run(
-            [art_python(), str(HERE / "art_child.py"), serve_url, policy.base_url],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            cwd=HERE.parents[1],
-        )
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
+        out = run_art(serve_url, policy.base_url)
 
     assert len(out["scenarios"]) == 50  # the base split, listed by ART's get_scenarios
     trajectories = out["trajectories"]
@@ -83,10 +88,9 @@ def test_art_rollout_rewards_are_the_env_grades(tau2_tasks):
 def test_art_rollout_on_a_tau3_server_plays_tau3_with_tau3_s_customer(tau3, monkeypatch):
     """``airline-gym serve --benchmark tau3``: ART's rollout of task 7 gets tau3's grade, and the
     server's LLM customer was prompted with tau3's guidelines."""
-    from tau3_case import assert_tau3_customer, check_grades_differ, customer_server
-    from tau3_case import gold_messages as tau3_gold
+    import tau3_case as case
 
-    gold = tau3_gold()
+    gold = case.gold_messages()
 
     def policy_replies(body: dict[str, Any]) -> Reply:  # ART's history has no greeting
         return as_reply(gold[sum(1 for m in body["messages"][2:] if m["role"] == "assistant")])
@@ -95,19 +99,11 @@ def test_art_rollout_on_a_tau3_server_plays_tau3_with_tau3_s_customer(tau3, monk
     options = ["--benchmark", "tau3", "--user-model", "openai/customer"]
     with (
         OpenAIServer(policy_replies) as policy,
-        customer_server() as customer,
+        case.customer_server() as customer,
         running_server(*options, "--user-api-base", customer.base_url) as serve_url,
     ):
-        done = subprocess.run(
-            [art_python(), str(HERE / "art_child.py"), "tau3", serve_url, policy.base_url],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            cwd=HERE.parents[1],
-        )
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
-    assert out["reward"] == check_grades_differ() == 1.0  # tau2 would grade it 0.0
+        out = run_art("tau3", serve_url, policy.base_url)
+    assert out["reward"] == case.check_grades_differ() == 1.0  # tau2 would grade it 0.0
     assert out["num_turns"] == len(gold)
     assert policy.requests
-    assert_tau3_customer(customer.requests)
+    case.assert_tau3_customer(customer.requests)

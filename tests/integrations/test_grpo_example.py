@@ -123,26 +123,22 @@ def test_missing_credentials_fail_fast(example, tmp_path, capsys, monkeypatch):
 
 
 def test_benchmark_tau3_plays_tau3_tasks_with_tau3_s_customer(example, tmp_path, tau3):
+    import tau3_case as case
     from scripted_policy import as_reply
-    from tau3_case import (
-        TASK,
-        assert_tau3_customer,
-        check_grades_differ,
-        customer_server,
-        gold_messages,
-    )
 
-    gold = gold_messages()
+    gold = case.gold_messages()
 
     def gold_policy(request: dict) -> Reply:  # the n-th reply after the greeting
         return as_reply(gold[sum(m["role"] == "assistant" for m in request["messages"]) - 1])
 
-    with OpenAIServer(gold_policy) as server, customer_server() as user_server:
+    with OpenAIServer(gold_policy) as server, case.customer_server() as user_server:
         rows = run(
-            example, server, tmp_path, "--benchmark", "tau3", "--task-ids", TASK,
+            example, server, tmp_path, "--benchmark", "tau3", "--task-ids", case.TASK,
             "--group-size", "2", "--user", "llm", "--user-model", "openai/customer",
             "--user-api-base", user_server.base_url, "--user-api-key", "sk-test",
         )  # fmt: skip
-    assert [(r["task_id"], r["termination_reason"]) for r in rows] == [(TASK, "agent_stop")] * 2
-    assert [r["reward"] for r in rows] == [check_grades_differ()] * 2 == [1.0, 1.0]
-    assert_tau3_customer(user_server.requests)
+    assert [(r["task_id"], r["termination_reason"]) for r in rows] == [
+        (case.TASK, "agent_stop")
+    ] * 2
+    assert [r["reward"] for r in rows] == [case.check_grades_differ()] * 2 == [1.0, 1.0]
+    case.assert_tau3_customer(user_server.requests)

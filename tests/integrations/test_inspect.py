@@ -67,7 +67,7 @@ def run_inspect(base_url: str, log_dir: Path, *mode: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_inspect_eval_scores_are_the_env_grades(tau2_tasks, tmp_path):
+def test_inspect_eval_scores_are_the_env_grades(tau2_tasks, tmp_path, tau3):
     plays = scripts(tau2_tasks)
     tools = AirlineEnv(user="scripted").reset(options={"task": "17"})[1]["tools"]
     policy = Server(Model(plays))
@@ -78,8 +78,10 @@ def test_inspect_eval_scores_are_the_env_grades(tau2_tasks, tmp_path):
     by_task = {s["metadata"]["task_id"]: s for s in out["samples"]}
     assert sorted(by_task) == ["17", "3"]
     for task_id, seed in (("17", 0), ("3", 1)):  # the task's seeds count up from 0
-        sample, expected = by_task[task_id], in_process(task_id, seed, plays[task_id])
+        sample = by_task[task_id]  # the README example plays tau3's tasks
+        expected = in_process(task_id, seed, plays[task_id], "tau3")
         assert sample["id"] == f"{task_id}-{seed}" and sample["error"] is None
+        assert sample["metadata"]["benchmark"] == "tau3"
         assert sample["value"] == expected.reward == {"17": 1.0, "3": 0.0}[task_id]
         meta = sample["metadata"]
         assert meta["termination_reason"] == expected.termination_reason == "agent_stop"
@@ -134,26 +136,26 @@ def test_inspect_eval_scores_are_the_env_grades(tau2_tasks, tmp_path):
 def test_benchmark_tau3_plays_tau3_tasks_with_tau3_s_customer(tau3, tmp_path):
     """``airline(benchmark="tau3")`` plays tau3's task 7 with tau3's customer guidelines;
     ``-T benchmark=tau4`` is refused."""
+    import tau3_case as case
     from scripted_policy import as_reply
-    from tau3_case import OPENER, TASK, assert_tau3_customer, check_grades_differ, gold_messages
 
-    gold, customer_requests = gold_messages(), []
+    gold, customer_requests = case.gold_messages(), []
 
     def tau3_server(body: dict) -> Reply:
         if body["model"] == "customer":
             customer_requests.append(body)
-            return Reply(OPENER)
+            return Reply(case.OPENER)
         return as_reply(gold[sum(m["role"] == "assistant" for m in body["messages"]) - 1])
 
     with OpenAIServer(tau3_server) as server:
         out = run_inspect(server.base_url, tmp_path, "tau3")
     assert out["status"] == "success"
     (sample,) = out["samples"]
-    assert sample["id"] == f"{TASK}-5" and sample["error"] is None
+    assert sample["id"] == f"{case.TASK}-5" and sample["error"] is None
     assert sample["metadata"]["benchmark"] == "tau3"
     assert sample["metadata"]["termination_reason"] == "agent_stop"
-    assert sample["value"] == check_grades_differ() == 1.0  # tau2 would grade it 0.0
-    assert_tau3_customer(customer_requests)
+    assert sample["value"] == case.check_grades_differ() == 1.0  # tau2 would grade it 0.0
+    case.assert_tau3_customer(customer_requests)
     bad = out["bad"]
     assert bad["returncode"] != 0
     assert "benchmark must be one of tau2, tau3; got 'tau4'" in bad["output"]

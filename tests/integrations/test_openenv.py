@@ -223,36 +223,29 @@ def test_without_module_hides_a_library_only_inside(monkeypatch):
 def test_a_tau3_server_plays_tau3_tasks_with_tau3_s_customer(tau3, monkeypatch):
     """``airline-gym serve --benchmark tau3``: the task played, the customer's guidelines and the
     grade are tau3's; a reset naming the other version is refused and the episode kept."""
-    from tau3_case import (
-        OPENER,
-        TASK,
-        assert_tau3_customer,
-        check_grades_differ,
-        customer_server,
-        gold_messages,
-    )
+    import tau3_case as case
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
 
     async def main(url: str) -> tuple[object, dict, str]:
         async with GenericEnvClient(base_url=url, message_timeout_s=120) as client:
-            result = await client.reset(task=TASK, seed=0, benchmark="tau3")
-            assert result.observation["messages"][-1]["content"] == OPENER
-            for message in gold_messages():
+            result = await client.reset(task=case.TASK, seed=0, benchmark="tau3")
+            assert result.observation["messages"][-1]["content"] == case.OPENER
+            for message in case.gold_messages():
                 result = await client.step({"message": message})
             with pytest.raises(Exception) as refused:
-                await client.reset(task=TASK, benchmark="tau2")
+                await client.reset(task=case.TASK, benchmark="tau2")
             return result, await client.state(), str(refused.value)
 
-    with customer_server() as customer:
+    with case.customer_server() as customer:
         options = ["--benchmark", "tau3", "--user-model", "openai/customer"]
         with running_server(*options, "--user-api-base", customer.base_url) as url:
             result, state, refusal = asyncio.run(main(url))
-    assert result.done and result.reward == check_grades_differ() == 1.0  # tau2 would say 0.0
+    assert result.done and result.reward == case.check_grades_differ() == 1.0  # tau2 would say 0.0
     assert state["benchmark"] == "tau3" and state["termination_reason"] == "agent_stop"
     assert "listed for benchmark 'tau2' but the env plays 'tau3'" in refusal
-    assert state["task_id"] == TASK
-    assert_tau3_customer(customer.requests)
+    assert state["task_id"] == case.TASK
+    case.assert_tau3_customer(customer.requests)
 
 
 def test_a_bad_benchmark_is_refused_as_the_env_refuses_it(capsys):

@@ -202,30 +202,23 @@ def test_worker_runs_without_ray_and_keeps_agent_errors():
 # --- benchmark versions ---------------------------------------------------------------------------
 @pytest.mark.long  # Ray's start-up alone is 6-20 s here
 def test_tau3_rollouts_play_tau3_tasks_with_tau3_s_customer(local_ray, tau3):
-    from tau3_case import (
-        TASK,
-        assert_tau3_customer,
-        check_grades_differ,
-        customer_kwargs,
-        customer_server,
-        gold_messages,
-    )
+    import tau3_case as case
 
-    agent = functools.partial(ScriptedAgent, gold_messages())
-    with customer_server() as customer:
+    agent = functools.partial(ScriptedAgent, case.gold_messages())
+    with case.customer_server() as customer:
         results = ray_rollouts.collect(
-            [(TASK, 0), (TASK, 1)],
+            [(case.TASK, 0), (case.TASK, 1)],
             num_workers=1,
-            env_kwargs=customer_kwargs(customer),
+            env_kwargs=case.customer_kwargs(customer),
             agent=agent,
             benchmark="tau3",
         )
     assert [(r.task_id, r.seed, r.termination_reason) for r in results] == [
-        (TASK, 0, "agent_stop"),
-        (TASK, 1, "agent_stop"),
+        (case.TASK, 0, "agent_stop"),
+        (case.TASK, 1, "agent_stop"),
     ]
-    assert [r.reward for r in results] == [check_grades_differ()] * 2 == [1.0, 1.0]
-    assert_tau3_customer(customer.requests)
+    assert [r.reward for r in results] == [case.check_grades_differ()] * 2 == [1.0, 1.0]
+    case.assert_tau3_customer(customer.requests)
 
 
 def test_a_bad_benchmark_is_refused_before_any_actor(monkeypatch):

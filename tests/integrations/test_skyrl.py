@@ -56,9 +56,10 @@ def in_process(task_id: str, seed: int, replies: list[str]) -> Any:
     return run_episode(AirlineEnv(user="scripted"), ScriptedAgent(actions), task_id, seed)
 
 
-def test_readme_example_plays_the_gold_episode_from_raw_text():
+def test_readme_example_plays_the_gold_episode_from_raw_text(tau3):
     namespace = run_example("skyrl")
     out, env = namespace["out"], namespace["env"]
+    assert namespace["row"]["extra_info"]["benchmark"] == env.env.benchmark == "tau3"
     assert out["done"] and out["reward"] == 1.0
     assert env.get_metrics()["terminated_agent_stop"] == 1.0
 
@@ -155,26 +156,18 @@ def as_text(message: dict[str, Any]) -> str:
 
 
 def test_tau3_rows_play_tau3_tasks_with_tau3_s_customer(tau3):
-    from tau3_case import (
-        OPENER,
-        TASK,
-        assert_tau3_customer,
-        check_grades_differ,
-        customer_kwargs,
-        customer_server,
-        gold_messages,
-    )
+    import tau3_case as case
 
-    with customer_server() as server:
-        (row,) = adapter.dataset_rows(task_ids=[TASK], seed=2, benchmark="tau3")
-        assert row["extra_info"] == {"task_id": TASK, "seed": 2, "benchmark": "tau3"}
-        config = {"benchmark": "tau3", **customer_kwargs(server)}
+    with case.customer_server() as server:
+        (row,) = adapter.dataset_rows(task_ids=[case.TASK], seed=2, benchmark="tau3")
+        assert row["extra_info"] == {"task_id": case.TASK, "seed": 2, "benchmark": "tau3"}
+        config = {"benchmark": "tau3", **case.customer_kwargs(server)}
         env = skyrl_gym.make("airline_gym", env_config=config, extras=row)
-        history, outputs = play(env, row["prompt"], [as_text(m) for m in gold_messages()])
-    assert history[-1] == {"role": "user", "content": OPENER}
-    assert outputs[-1]["done"] and outputs[-1]["reward"] == check_grades_differ() == 1.0
+        history, outputs = play(env, row["prompt"], [as_text(m) for m in case.gold_messages()])
+    assert history[-1] == {"role": "user", "content": case.OPENER}
+    assert outputs[-1]["done"] and outputs[-1]["reward"] == case.check_grades_differ() == 1.0
     assert env.get_metrics()["termination_reason"] == "agent_stop"
-    assert_tau3_customer(server.requests)
+    case.assert_tau3_customer(server.requests)
 
 
 def test_a_row_of_one_benchmark_is_refused_by_an_env_of_the_other(tau3):

@@ -92,32 +92,24 @@ def test_refusals_are_clear():
 def test_a_tau3_server_plays_tau3_tasks_with_tau3_s_customer(tau3):
     import json
 
-    from tau3_case import (
-        OPENER,
-        TASK,
-        assert_tau3_customer,
-        check_grades_differ,
-        customer_kwargs,
-        customer_server,
-        gold_messages,
-    )
+    import tau3_case as case
 
-    with customer_server() as customer:
-        kwargs = {**customer_kwargs(customer), "benchmark": "tau3"}
+    with case.customer_server() as customer:
+        kwargs = {**case.customer_kwargs(customer), "benchmark": "tau3"}
         app = FastAPI()
         environments = add_tau_bench_routes(app, 4, 600.0, **kwargs)
         http = TestClient(app)
         assert http.get("/scenarios").json()["benchmark"] == "tau3"
-        mixed = {"domain": "airline", "task_id": TASK, "benchmark": "tau2"}
+        mixed = {"domain": "airline", "task_id": case.TASK, "benchmark": "tau2"}
         refused = http.post("/environments", json=mixed)
         assert refused.status_code == 409 and "listed for benchmark 'tau2'" in refused.text
         assert environments.live == {}  # nothing started
-        request = {"domain": "airline", "task_id": TASK, "benchmark": "tau3"}
+        request = {"domain": "airline", "task_id": case.TASK, "benchmark": "tau3"}
         created = http.post("/environments", json=request).json()
-        assert created["observation"] == f"user: {OPENER}"
+        assert created["observation"] == f"user: {case.OPENER}"
         assert created["info"]["benchmark"] == "tau3"
         url, reward = f"/environments/{created['id']}/step", 0.0
-        for message in gold_messages():  # ART's functional calls, or text for the customer
+        for message in case.gold_messages():  # ART's functional calls, or text for the customer
             (call,) = message.get("tool_calls") or [None]
             action = message["content"]
             if call is not None:
@@ -127,5 +119,5 @@ def test_a_tau3_server_plays_tau3_tasks_with_tau3_s_customer(tau3):
             step = http.post(url, json={"action": action}).json()
             reward += step["reward"]
     assert step["terminated"] and step["info"]["termination_reason"] == "agent_stop"
-    assert reward == check_grades_differ() == 1.0  # tau2 would grade it 0.0
-    assert_tau3_customer(customer.requests)
+    assert reward == case.check_grades_differ() == 1.0  # tau2 would grade it 0.0
+    case.assert_tau3_customer(customer.requests)

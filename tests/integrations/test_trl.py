@@ -119,8 +119,9 @@ def script_turns(name: str, tasks) -> list[str]:
 
 
 def replay(task_id: str, seed: int, script: str, tasks) -> float:
-    """The grade of a script's calls played straight against an AirlineEnv (no TRL)."""
-    env = AirlineEnv(user="scripted")
+    """The grade of a script's calls played straight against a tau3 AirlineEnv (no TRL), the
+    README example's benchmark."""
+    env = AirlineEnv(user="scripted", benchmark="tau3")
     env.reset(seed=seed, options={"task": task_id})
     reward = 0.0
     for i, (name, arguments) in enumerate(script_calls(script, tasks)):
@@ -137,7 +138,7 @@ def replay(task_id: str, seed: int, script: str, tasks) -> float:
 
 
 @pytest.mark.long  # ~20 s: a real GRPOTrainer on CPU
-def test_grpo_trainer_trains_two_steps_with_env_rewards(tau2_tasks, tmp_path, monkeypatch):
+def test_grpo_trainer_trains_two_steps_with_env_rewards(tau3_tasks, tmp_path, monkeypatch):
     from tiny_policy import build_policy, build_tokenizer
     from transformers import TrainerCallback
     from trl import GRPOConfig
@@ -145,12 +146,12 @@ def test_grpo_trainer_trains_two_steps_with_env_rewards(tau2_tasks, tmp_path, mo
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
     probe = AirlineToolEnv(user="scripted")
     tools_text = json.dumps([trl_schema(m) for m in tool_methods(probe).values()])
-    scripts = [script_turns("gold", tau2_tasks), script_turns("quit", tau2_tasks)]
+    scripts = [script_turns("gold", tau3_tasks), script_turns("quit", tau3_tasks)]
     corpus = [dataset_rows(task_ids=["17"])[0]["prompt"][0]["content"], tools_text]
     tokenizer = build_tokenizer(corpus + [t for s in scripts for t in s])
     model = build_policy(tokenizer, scripts)
     before = {k: v.detach().clone() for k, v in model.named_parameters()}
-    seeds = {r["task_id"]: r["seed"] for r in dataset_rows(task_ids=TASKS)}
+    seeds = {r["task_id"]: r["seed"] for r in dataset_rows(task_ids=TASKS, benchmark="tau3")}
 
     seen: list[list[tuple[str, str, float, int]]] = []
 
@@ -164,6 +165,7 @@ def test_grpo_trainer_trains_two_steps_with_env_rewards(tau2_tasks, tmp_path, mo
                 said = {m["content"] for m in transcript if m["role"] == "assistant"}
                 script = next(k for k, v in OPENERS.items() if v in said)
                 calls = sum(len(m.get("tool_calls") or []) for m in transcript)
+                assert env.env.benchmark == "tau3"  # the README example's rows and env
                 step.append((env.task_id, script, float(env.info["reward_info"]["reward"]), calls))
             seen.append(step)
 
@@ -193,8 +195,8 @@ def test_grpo_trainer_trains_two_steps_with_env_rewards(tau2_tasks, tmp_path, mo
     for step in seen:  # each rollout: a real episode, graded as its calls replayed in process
         assert sorted(s for _, s, _, _ in step) == ["gold", "gold", "quit", "quit"]
         for task_id, script, grade, calls in step:
-            assert calls == len(script_calls(script, tau2_tasks)) - 1  # + one customer message
-            assert grade == replay(task_id, seeds[task_id], script, tau2_tasks)
+            assert calls == len(script_calls(script, tau3_tasks)) - 1  # + one customer message
+            assert grade == replay(task_id, seeds[task_id], script, tau3_tasks)
     grades = [[g for _, _, g, _ in step] for step in seen]
     assert sorted({g for step in grades for g in step}) == [0.0, 1.0]
     assert list(trainer._logs["rewards"]["AirlineToolEnv"]) == grades[-1]  # per rollout, last step
@@ -228,26 +230,18 @@ def play_gold(env: AirlineToolEnv, messages: list[dict]) -> None:
 
 
 def test_tau3_rows_play_tau3_tasks_with_tau3_s_customer(tau3):
-    from tau3_case import (
-        OPENER,
-        TASK,
-        assert_tau3_customer,
-        check_grades_differ,
-        customer_kwargs,
-        customer_server,
-        gold_messages,
-    )
+    import tau3_case as case
 
-    with customer_server() as server:
-        factory = make_environment_factory(benchmark="tau3", **customer_kwargs(server))
+    with case.customer_server() as server:
+        factory = make_environment_factory(benchmark="tau3", **case.customer_kwargs(server))
         env = pickle.loads(pickle.dumps(factory))()
-        (row,) = dataset_rows(task_ids=[int(TASK)], seed=3, benchmark="tau3")
-        assert (row["task_id"], row["seed"], row["benchmark"]) == (TASK, 3, "tau3")
-        assert env.reset(**row) == OPENER and env.env.benchmark == "tau3"
-        play_gold(env, gold_messages())
+        (row,) = dataset_rows(task_ids=[int(case.TASK)], seed=3, benchmark="tau3")
+        assert (row["task_id"], row["seed"], row["benchmark"]) == (case.TASK, 3, "tau3")
+        assert env.reset(**row) == case.OPENER and env.env.benchmark == "tau3"
+        play_gold(env, case.gold_messages())
     assert env.info["termination_reason"] == "agent_stop"
-    assert env.get_reward() == check_grades_differ() == 1.0  # tau2 would grade it 0.0
-    assert_tau3_customer(server.requests)
+    assert env.get_reward() == case.check_grades_differ() == 1.0  # tau2 would grade it 0.0
+    case.assert_tau3_customer(server.requests)
 
 
 def test_a_row_of_one_benchmark_is_refused_by_an_env_of_the_other(tau3):

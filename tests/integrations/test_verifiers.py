@@ -30,8 +30,9 @@ README_URL = "http://localhost:8000/v1"  # the endpoint the README example names
 DONE_CALL = {"name": "done", "arguments": {}}
 
 
-def test_vf_eval_rewards_are_the_env_grades(tau2_tasks, tmp_path):
-    """The README example, run by verifiers' own eval runner against a scripted server."""
+def test_vf_eval_rewards_are_the_env_grades(tau2_tasks, tmp_path, tau3):
+    """The README example (on tau3's tasks), run by verifiers' own eval runner against a
+    scripted server."""
     plays = scripts(tau2_tasks)
     tools = AirlineEnv(user="scripted").reset(options={"task": "17"})[1]["tools"]
     with OpenAIServer(Model(plays)) as server:
@@ -43,8 +44,9 @@ def test_vf_eval_rewards_are_the_env_grades(tau2_tasks, tmp_path):
     traces = {t.task.data.id: t for e in episodes for t in e.traces}
     assert sorted(traces) == ["17", "3"] and all(e.ok for e in episodes)
     for task_id, seed in (("17", 0), ("3", 1)):  # the taskset's seeds count up from 0
-        trace, expected = traces[task_id], in_process(task_id, seed, plays[task_id])
-        assert trace.task.data.seed == seed
+        trace, expected = traces[task_id], in_process(task_id, seed, plays[task_id], "tau3")
+        assert trace.task.data.seed == seed and trace.task.data.benchmark == "tau3"
+        assert trace.info["airline"]["benchmark"] == "tau3"
         assert trace.reward == expected.reward == {"17": 1.0, "3": 0.0}[task_id]
         assert trace.rewards["grade"].score == expected.reward
         metrics = trace.metrics
@@ -174,29 +176,22 @@ def test_taskset_lists_the_episodes_trl_rows_list():
 
 # --- benchmark versions ---------------------------------------------------------------------------
 def test_tau3_taskset_plays_tau3_tasks_with_tau3_s_customer(tau3):
+    import tau3_case as case
     from scripted_policy import as_reply
-    from tau3_case import (
-        TASK,
-        assert_tau3_customer,
-        check_grades_differ,
-        customer_kwargs,
-        customer_server,
-        gold_messages,
-    )
 
-    replies = [as_reply(m) for m in gold_messages()]
-    with customer_server() as customer, OpenAIServer(replies) as model:
+    replies = [as_reply(m) for m in case.gold_messages()]
+    with case.customer_server() as customer, OpenAIServer(replies) as model:
         env = adapter.load_environment(
-            benchmark="tau3", task_ids=[TASK], seed=6, task=customer_kwargs(customer)
+            benchmark="tau3", task_ids=[case.TASK], seed=6, task=case.customer_kwargs(customer)
         )
         (task,) = list(env.taskset)
-        assert (task.data.id, task.data.seed, task.data.benchmark) == (TASK, 6, "tau3")
+        assert (task.data.id, task.data.seed, task.data.benchmark) == (case.TASK, 6, "tau3")
         (episode,) = play(env, model.base_url, rollouts=1)
     trace = episode.traces[0]
-    assert trace.ok and trace.reward == check_grades_differ() == 1.0  # tau2 would grade 0.0
+    assert trace.ok and trace.reward == case.check_grades_differ() == 1.0  # tau2 would grade 0.0
     assert trace.info["airline"]["benchmark"] == "tau3"
     assert trace.info["airline"]["termination_reason"] == "agent_stop"
-    assert_tau3_customer(customer.requests)
+    case.assert_tau3_customer(customer.requests)
 
 
 def test_a_bad_benchmark_is_refused_as_the_env_refuses_it(tau3):

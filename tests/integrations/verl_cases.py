@@ -206,13 +206,14 @@ def test_response_budget_ends_the_episode_as_an_agent_error(tokenizer, monkeypat
     assert len(server.sent["17"]) == 1  # no second generation once the budget was spent
 
 
-def test_readme_example_and_the_agent_loop_config(tokenizer, tmp_path, monkeypatch):
+def test_readme_example_and_the_agent_loop_config(tokenizer, tmp_path, monkeypatch, tau3):
     monkeypatch.chdir(tmp_path)
     namespace = run_example("verl")
     rows = namespace["frame"].to_dict("records")
     assert [r["extra_info"]["task_id"] for r in rows] == [
-        t.id for t in load_task_set("tau2").split("train")
+        t.id for t in load_task_set("tau3").split("train")
     ]
+    assert {r["extra_info"]["benchmark"] for r in rows} == {"tau3"}  # the README's rows
     assert all(r["agent_name"] == "airline_gym" for r in rows)
     config = OmegaConf.load(ROOT / "examples" / "verl_agent_loop.yaml")
     (entry,) = config
@@ -220,6 +221,7 @@ def test_readme_example_and_the_agent_loop_config(tokenizer, tmp_path, monkeypat
     loop = make_loop(tokenizer, ScriptedServer(tokenizer, {}), entry)  # as the worker loads it
     assert isinstance(loop, adapter.AirlineAgentLoop)
     assert loop.env_kwargs["user"] == "scripted" and loop.env_kwargs["max_steps"] == 200
+    assert loop.env_kwargs["benchmark"] == "tau2"  # the YAML's: say tau3 for tau3's rows
 
 
 # --- benchmark versions ---------------------------------------------------------------------------
@@ -247,33 +249,26 @@ def as_text(message: dict[str, Any]) -> str:
 
 
 def test_tau3_rows_play_tau3_tasks_with_tau3_s_customer(tokenizer, tau3):
-    from tau3_case import (
-        TASK,
-        assert_tau3_customer,
-        check_grades_differ,
-        customer_kwargs,
-        customer_server,
-        gold_messages,
-    )
+    import tau3_case as case
 
-    (row,) = adapter.dataset_rows(task_ids=[TASK], seed=8, benchmark="tau3")
-    assert row["extra_info"] == {"task_id": TASK, "seed": 8, "benchmark": "tau3"}
-    server = SequenceServer(tokenizer, [as_text(m) for m in gold_messages()])
-    with customer_server() as customer:
+    (row,) = adapter.dataset_rows(task_ids=[case.TASK], seed=8, benchmark="tau3")
+    assert row["extra_info"] == {"task_id": case.TASK, "seed": 8, "benchmark": "tau3"}
+    server = SequenceServer(tokenizer, [as_text(m) for m in case.gold_messages()])
+    with case.customer_server() as customer:
         entry = OmegaConf.create(
             {**_agent_loop_registry[adapter.AGENT_NAME], "benchmark": "tau3"}
-            | customer_kwargs(customer)
+            | case.customer_kwargs(customer)
         )
 
         async def play() -> Any:  # the loop is built on the running loop, as verl's worker does
             return await make_loop(tokenizer, server, entry).run({}, **row)
 
         output = asyncio.run(play())
-    assert output.reward_score == check_grades_differ() == 1.0  # tau2 would grade it 0.0
+    assert output.reward_score == case.check_grades_differ() == 1.0  # tau2 would grade it 0.0
     summary = output.extra_fields["airline"]
-    assert (summary["task_id"], summary["seed"], summary["benchmark"]) == (TASK, 8, "tau3")
+    assert (summary["task_id"], summary["seed"], summary["benchmark"]) == (case.TASK, 8, "tau3")
     assert summary["termination_reason"] == "agent_stop"
-    assert_tau3_customer(customer.requests)
+    case.assert_tau3_customer(customer.requests)
 
 
 def test_a_row_of_another_benchmark_or_a_bad_one_is_refused(tokenizer, tau3):
