@@ -44,7 +44,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from airline_gym.agents import LiteLLMAgent
-from airline_gym.cli.options import add_benchmark_arguments
+from airline_gym.cli.options import OneLineParser, add_benchmark_arguments
 from airline_gym.domain.benchmarks import benchmark_tasks
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.env import AirlineEnv
@@ -55,7 +55,7 @@ from airline_gym.harness.runner import EpisodeResult, arun_episode, arun_pool
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Command-line options (see the module docstring)."""
-    p = argparse.ArgumentParser(
+    p = OneLineParser(  # a bad argument: one line, exit 2
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter
     )
     p.add_argument("--model", required=True, help="litellm model of the policy, e.g. openai/<name>")

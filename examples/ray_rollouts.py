@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from airline_gym.agents import GoldAgent, LiteLLMAgent
-from airline_gym.cli.options import add_benchmark_arguments
+from airline_gym.cli.options import OneLineParser, add_benchmark_arguments
 from airline_gym.domain.benchmarks import benchmark_tasks
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.errors import AirlineGymError
@@ -42,7 +42,7 @@ from airline_gym.integrations.ray_rollouts import collect
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """Command-line options (see the module docstring)."""
-    p = argparse.ArgumentParser(
+    p = OneLineParser(  # a bad argument: one line, exit 2
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter
     )
     p.add_argument("--address", help='Ray address: none = local, "auto", or "ray://host:10001"')

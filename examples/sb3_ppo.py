@@ -36,10 +36,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--eval-episodes", type=int, default=20, help="episodes per evaluation")
     parser.add_argument("--eval-every", type=int, default=5_000, help="timesteps between points")
     parser.add_argument("--task", default="17", help="task id (the wrapper suits few tasks)")
+    from airline_gym.domain.benchmarks import BENCHMARKS, DEFAULT_BENCHMARK
+
     parser.add_argument(
         "--benchmark",
-        choices=("tau2", "tau3"),
-        default="tau2",
+        choices=BENCHMARKS,
+        default=DEFAULT_BENCHMARK,
         help="benchmark version whose task is played: tau2 (default) or tau3",
     )
     parser.add_argument("--n-envs", type=int, default=8, help="parallel training envs")

@@ -9,6 +9,7 @@ import os
 from typing import Any
 
 __all__ = [
+    "OneLineParser",
     "add_benchmark_arguments",
     "add_customer_arguments",
     "add_failure_arguments",
@@ -60,6 +61,14 @@ def check_customer(user: Any, api_base_flag: str, offline: str = "--user scripte
     problem = check_credentials(user.model, model.api_base, model.api_key, hint)
     if problem:
         raise UserSimulatorError(f"the LLM user simulator cannot run: {problem}")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that reports a bad argument as one line (no usage block) and exit code 2, as
+    ``airline-gym`` does; for the example scripts' own command lines."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def add_benchmark_arguments(group: argparse._ActionsContainer) -> None:

@@ -49,6 +49,15 @@ def test_bad_input_is_one_line(
     assert not (tmp_path / "o.jsonl").exists()
 
 
+@pytest.mark.parametrize("example", [GRPO, RAY], ids=["grpo", "ray"])
+def test_a_bad_benchmark_is_one_line_as_in_the_cli(example: list[str], tmp_path: Path) -> None:
+    if example is RAY:
+        require("ray")
+    done = _run(*example, "--benchmark", "tau4", "--out", str(tmp_path / "o.jsonl"))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "error: argument --benchmark: invalid choice: 'tau4'" in done.stderr
+
+
 @pytest.mark.parametrize("script", ["grpo_rollouts.py", "ray_rollouts.py"])
 def test_the_examples_take_the_clis_option_names(script: str) -> None:
     if script == "ray_rollouts.py":

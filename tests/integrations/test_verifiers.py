@@ -149,11 +149,12 @@ def test_vf_eval_command_line_resolves_the_plugin(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["vf-eval"])  # main() rewrites sys.argv for its parser
     argv = [adapter.PLUGIN_ID, "-m", "MODEL", "--client.base-url", "http://127.0.0.1:9/v1"]
     argv += ["--env.taskset.split", "test", "--env.taskset.task.user", "llm"]
+    argv += ["--env.taskset.benchmark", "tau3"]
     main([*argv, "-o", str(tmp_path), "--no-push", "--dry-run"])
     (saved,) = tmp_path.rglob("eval.json")
     env = json.loads(saved.read_text())["env"]
     assert env["taskset"]["id"] == adapter.PLUGIN_ID and env["taskset"]["split"] == "test"
-    assert env["taskset"]["task"]["user"] == "llm"
+    assert env["taskset"]["task"]["user"] == "llm" and env["taskset"]["benchmark"] == "tau3"
     assert env["agent"]["runtime"]["type"] == "subprocess"
     assert env["agent"]["harness"] is None  # the taskset's own: resolved to the airline harness
     assert vf.load_environment(vf.resolve_env_config(env)).config.agent_harnesses() == {
