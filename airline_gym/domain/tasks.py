@@ -199,8 +199,12 @@ def parse_tasks(
         task_id = record.get("id")
         if isinstance(task_id, bool) or not isinstance(task_id, (str, int)):
             raise ConfigError(f"{source}: task #{i + 1} has no 'id' (a string)")
-        check(record, f"{source}: task #{i + 1}")
-        out[str(task_id)] = Task(id=str(task_id), raw=record)
+        where = f"{source}: task #{i + 1}"
+        try:
+            check(record, where)
+            out[str(task_id)] = Task(id=str(task_id), raw=record)
+        except RecursionError:  # valid JSON nested deeper than copying it can go
+            raise ConfigError(f"{where} (id {str(task_id)!r}): nested too deeply") from None
     return out
 
 

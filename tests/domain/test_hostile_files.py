@@ -4,6 +4,7 @@ a run of silent zeros."""
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from collections.abc import Callable
@@ -43,6 +44,12 @@ BROKEN_TASKS: dict[str, tuple[Mutation, str]] = {
     "reward_basis 5": (_criteria("reward_basis", 5), "'evaluation_criteria.reward_basis' must"),
     "reward_basis DB": (_criteria("reward_basis", "DB"), "not str 'DB'"),
     "reward_basis [1]": (_criteria("reward_basis", [1]), "unknown basis 1"),
+    "arguments nested 900 deep": (
+        lambda t: t["evaluation_criteria"]["actions"][0]["arguments"].__setitem__(
+            "user_id", functools.reduce(lambda inner, _: [inner], range(900), "x")
+        ),
+        "nested too deeply",
+    ),
 }
 
 
