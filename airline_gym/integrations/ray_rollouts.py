@@ -14,7 +14,7 @@ is handed concurrently with asyncio (:mod:`airline_gym.harness.runner`), reusing
 
 ``benchmark`` (``"tau2"`` by default, or ``"tau3"``; or ``env_kwargs["benchmark"]``) picks the
 task set and the customer's guidelines the envs play, as one unit; a bad one is refused before
-any actor starts.
+any actor starts. The default agent, ``GoldAgent``, replays the gold of the envs' own tasks.
 
 ``collect`` starts Ray only if it is not running (``address=None`` starts a local instance,
 ``"auto"`` joins the cluster of this machine, ``"ray://host:10001"`` connects a client). For a
@@ -51,6 +51,12 @@ from airline_gym.integrations.task_rows import with_benchmark
 __all__ = ["RolloutPool", "RolloutWorker", "collect"]
 
 Job = tuple[str | int | None, int | None]
+
+
+def _new_agent(make_agent: Callable[[], Any], env: AirlineEnv) -> Any:
+    """A fresh agent for an episode of ``env``; the default, ``GoldAgent``, replays the gold of
+    the env's own task set (its benchmark's, or its custom tasks), not tau2's."""
+    return GoldAgent(env.task_set) if make_agent is GoldAgent else make_agent()
 
 
 class RolloutWorker:
@@ -109,7 +115,7 @@ class RolloutWorker:
             async with gate:
                 env = self._borrow()
                 try:  # the runner ends a failing agent's episode as agent_error
-                    result = await arun_episode(env, make_agent(), task_id, seed)
+                    result = await arun_episode(env, _new_agent(make_agent, env), task_id, seed)
                 finally:
                     self._idle.append(env)
                 self.episodes += 1

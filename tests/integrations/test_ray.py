@@ -201,7 +201,7 @@ def test_worker_runs_without_ray_and_keeps_agent_errors():
 
 # --- benchmark versions ---------------------------------------------------------------------------
 @pytest.mark.long  # Ray's start-up alone is 6-20 s here
-def test_tau3_rollouts_play_tau3_tasks_with_tau3_s_customer(local_ray, tau3):
+def test_tau3_rollouts_play_tau3_tasks_with_tau3_s_customer(local_ray, tau3, tmp_path):
     import tau3_case as case
 
     agent = functools.partial(ScriptedAgent, case.gold_messages())
@@ -219,6 +219,23 @@ def test_tau3_rollouts_play_tau3_tasks_with_tau3_s_customer(local_ray, tau3):
     ]
     assert [r.reward for r in results] == [case.check_grades_differ()] * 2 == [1.0, 1.0]
     case.assert_tau3_customer(customer.requests)
+    # the example script with --benchmark tau3: its gold agent plays tau3's gold (1.0, not 0.0)
+    out = tmp_path / "tau3.jsonl"
+    argv = ["--benchmark", "tau3", "--task-ids", case.TASK, "--out", str(out)]
+    assert run_script([*argv, "--num-workers", "1"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(r["task_id"], r["reward"]) for r in rows] == [(case.TASK, 1.0)]
+
+
+def test_the_default_gold_agent_plays_the_gold_of_the_env_s_benchmark(tau3):
+    """tau3's task 7: its own gold scores 1; tau2's gold (what GoldAgent() loads) scores 0."""
+    worker = ray_rollouts.RolloutWorker({"user": "scripted", "benchmark": "tau3"})
+    (result,) = asyncio.run(worker.run([("7", 0)]))
+    assert result.reward == 1.0 and result.termination_reason == "agent_stop"
+    (by_class,) = asyncio.run(worker.run([("7", 0)], agent=GoldAgent))
+    assert by_class.reward == 1.0  # GoldAgent the class: the env's gold again
+    (explicit,) = asyncio.run(worker.run([("7", 0)], agent=functools.partial(GoldAgent, "tau2")))
+    assert explicit.reward == 0.0  # tau2's gold on tau3's task 7
 
 
 def test_a_bad_benchmark_is_refused_before_any_actor(monkeypatch):
