@@ -30,14 +30,15 @@ PADDINGS = ("cycle", "noop")
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    from airline_gym.cli.options import OneLineParser  # a bad argument: one line, exit 2
+    from airline_gym.domain.benchmarks import BENCHMARKS, DEFAULT_BENCHMARK
+
+    parser = OneLineParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--timesteps", type=int, default=60_000, help="training budget")
     parser.add_argument("--seed", type=int, default=0, help="seed of PPO, envs and sampling")
     parser.add_argument("--eval-episodes", type=int, default=20, help="episodes per evaluation")
     parser.add_argument("--eval-every", type=int, default=5_000, help="timesteps between points")
     parser.add_argument("--task", default="17", help="task id (the wrapper suits few tasks)")
-    from airline_gym.domain.benchmarks import BENCHMARKS, DEFAULT_BENCHMARK
-
     parser.add_argument(
         "--benchmark",
         choices=BENCHMARKS,

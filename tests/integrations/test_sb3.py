@@ -182,3 +182,17 @@ def test_a_tau3_env_plays_tau3_s_task_and_a_bad_benchmark_is_refused(tau3) -> No
     with pytest.raises(ConfigError) as refused:
         train_ppo(task="7", timesteps=8, benchmark="tau4", log=None)
     assert str(refused.value) == "benchmark must be one of tau2, tau3; got 'tau4'"
+
+
+def test_example_refuses_a_bad_benchmark_in_one_line() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--benchmark", "tau4"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "error: argument --benchmark: invalid choice: 'tau4'" in done.stderr
