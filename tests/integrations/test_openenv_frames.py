@@ -108,6 +108,15 @@ def test_the_python_api_enforces_the_limit_in_the_app_too():
     assert (status, refusal) == (413, {"detail": "request body " + reason.format(size)})
 
 
+@pytest.mark.parametrize("value", [0, -1, True, 1.5, "1048576"])
+def test_make_app_refuses_a_bad_limit_in_one_line(value):
+    from airline_gym.errors import ConfigError
+    from airline_gym.integrations.openenv_server import make_app
+
+    with pytest.raises(ConfigError, match=r"^max_message_bytes must be [^\n]*$"):
+        make_app(max_message_bytes=value)
+
+
 def post(url: str, body: bytes | Iterator[bytes]) -> tuple[int, dict[str, Any]]:
     """POST ``body`` to ``url`` (an iterator: sent chunked, with no Content-Length)."""
     parts = urllib.parse.urlsplit(url)
@@ -129,11 +138,13 @@ def test_an_oversize_http_body_gets_413_and_the_open_session_goes_on(server):
         declared = post(server + "/reset", over)
         chunked = post(server + "/reset", iter([over[:1000], over[1000:]]))
         allowed = post(server + "/reset", iter([at_limit]))
+        art_step = post(server + "/environments/any/step", over)  # ART's routes: the same limit
         step = session.ask("step", {"message": {"tool_calls": [LOOKUP]}})
     reason = f"is over this server's limit of {LIMIT} bytes (--max-message-bytes)"
     assert declared == (413, {"detail": f"request body of {len(over)} bytes {reason}"})
     assert chunked == (413, {"detail": f"request body {reason}"})
     assert allowed[0] == 200 and allowed[1]["observation"]["info"]["task_id"] == "17"
+    assert art_step == declared
     assert step["type"] == "observation" and step["data"]["done"] is False
 
 
