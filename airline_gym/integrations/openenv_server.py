@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airline_gym.errors import AirlineGymError, ConfigError, MissingDependencyError
+from airline_gym.integrations.http_json import OffLoopJSONRoute
 from airline_gym.integrations.message_limits import (
     DEFAULT_MAX_MESSAGE_BYTES,
     BodySizeLimit,
@@ -345,6 +346,7 @@ def make_app(
         raise ConfigError(f"max_message_bytes must be at least 1, got {max_message_bytes}")
     factory = functools.partial(AirlineOpenEnv, max_tool_calls=max_tool_calls, **env_kwargs)
     app = FastAPI(title="airline-gym (OpenEnv)", description=__doc__)
+    app.router.route_class = OffLoopJSONRoute  # every route added from here on, ART's too
     AirlineEnvServer(factory, max_sessions, idle_timeout, max_message_bytes).register(app)
     app.add_middleware(BodySizeLimit, max_bytes=max_message_bytes)
     app.state.max_message_bytes = max_message_bytes

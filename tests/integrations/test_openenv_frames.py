@@ -139,12 +139,15 @@ def test_an_oversize_http_body_gets_413_and_the_open_session_goes_on(server):
         chunked = post(server + "/reset", iter([over[:1000], over[1000:]]))
         allowed = post(server + "/reset", iter([at_limit]))
         art_step = post(server + "/environments/any/step", over)  # ART's routes: the same limit
+        bad = [post(server + "/reset", b'{"task": 17,' + pad) for pad in (b"", b" " * 20_000)]
         step = session.ask("step", {"message": {"tool_calls": [LOOKUP]}})
     reason = f"is over this server's limit of {LIMIT} bytes (--max-message-bytes)"
     assert declared == (413, {"detail": f"request body of {len(over)} bytes {reason}"})
     assert chunked == (413, {"detail": f"request body {reason}"})
     assert allowed[0] == 200 and allowed[1]["observation"]["info"]["task_id"] == "17"
     assert art_step == declared
+    assert bad[0][0] == bad[1][0] == 422  # bad JSON, decoded on the loop or off it: the same
+    assert bad[0][1]["detail"][0]["type"] == bad[1][1]["detail"][0]["type"] == "json_invalid"
     assert step["type"] == "observation" and step["data"]["done"] is False
 
 
@@ -154,10 +157,10 @@ def timed(into: list[float], action: Callable[[], object]) -> None:
     into.append(time.monotonic() - start)
 
 
-@pytest.mark.long  # ~30 s: a server process of its own and frames that take seconds to decode
-def test_a_large_frame_does_not_stall_other_sessions_or_health():
-    """While 3 MB frames are decoded, /health and another session's steps answer in a small
-    fraction of a frame's time.
+@pytest.mark.long  # ~40 s: a server process of its own and frames that take seconds to decode
+def test_a_large_frame_or_body_does_not_stall_other_sessions_or_health():
+    """While 3 MB frames (then HTTP bodies) are decoded, /health and another session's steps
+    answer in a small fraction of a frame's time.
 
     Each frame is a list of 1.5 million ``0``s: the costliest JSON to decode per byte. Decoded
     on the event loop (or by CPython's C decoder on any thread: it holds the interpreter lock
@@ -170,10 +173,9 @@ def test_a_large_frame_does_not_stall_other_sessions_or_health():
         sender, prober = Session(url), Session(url)
         reset = {"task": "17", "seed": 0}
         prober.ask("reset", reset)
-        frame, frames, probes, steps = frame_of(size), [], [], [0]
-        stop = threading.Event()
+        frame, steps, replies = frame_of(size), [0], []
 
-        def probe_round() -> None:
+        def probe_round(probes: list[float]) -> None:
             timed(probes, lambda: http(url + "/health"))
             if steps[0] == 100:  # within the step budget: a new episode, untimed
                 prober.ask("reset", reset)
@@ -181,24 +183,36 @@ def test_a_large_frame_does_not_stall_other_sessions_or_health():
             timed(probes, lambda: prober.ask("step", {"message": {"tool_calls": [LOOKUP]}}))
             steps[0] += 1
 
-        def probe() -> None:
-            while not stop.is_set():
-                probe_round()
+        def probed(send: Callable[[], object]) -> tuple[list[float], list[float]]:
+            """Two sends' times, and the probes' meanwhile."""
+            sent: list[float] = []
+            probes: list[float] = []
+            stop = threading.Event()
 
-        probe_round()  # untimed: each route's first use
-        probes.clear()
-        thread = threading.Thread(target=probe)
-        thread.start()
-        try:
-            for _ in range(2):
-                timed(frames, lambda: sender.send(frame))
-        finally:
-            stop.set()
-            thread.join()
+            def probe() -> None:
+                while not stop.is_set():
+                    probe_round(probes)
+
+            thread = threading.Thread(target=probe)
+            thread.start()
+            try:
+                for _ in range(2):
+                    timed(sent, lambda: replies.append(send()))
+            finally:
+                stop.set()
+                thread.join()
+            return sent, probes
+
+        probe_round([])  # untimed: each route's first use
+        frames, frame_probes = probed(lambda: sender.send(frame))
+        bodies, body_probes = probed(lambda: post(url + "/reset", frame.encode()))
         answer = sender.ask("state")  # the sender's session still works after its frames
         for session in (sender, prober):
             session.close()
-    print(f"\nframes {frames}; {len(probes)} probes, slowest {max(probes):.3f} s")
+    for label, sent, probes in (("frames", frames, frame_probes), ("bodies", bodies, body_probes)):
+        print(f"\n{label} {sent}; {len(probes)} probes, slowest {max(probes):.3f} s")
+        assert len(probes) >= 10  # probes were answered while the frames were decoded...
+        assert max(probes) < min(sent) / 3, (label, sent, sorted(probes)[-5:])  # ...quickly
+    assert [reply["data"]["code"] for reply in replies[:2]] == ["UNKNOWN_TYPE"] * 2
+    assert [reply[0] for reply in replies[2:]] == [400, 400]  # decoded: unknown reset keys
     assert answer["type"] == "state"
-    assert len(probes) >= 10  # probes were answered while the frames were decoded...
-    assert max(probes) < min(frames) / 3, (frames, sorted(probes)[-5:])  # ...each quickly
