@@ -22,6 +22,7 @@ FLOORS: dict[str, int] = {
     "llm": 1,
     "domain": 2,
     "users": 3,
+    "taskgen": 3,  # training tasks: intents sampled from the DB, the policy solver
     "env": 4,
     "": 4,  # the package root registers the envs: as high as env/
     "wrappers": 5,

@@ -1,0 +1,268 @@
+"""A customer's structured intent: who they are, what they know, and what they ask for, in order.
+
+One :class:`Intent` describes the customer of one task. The generator (``airline_gym.taskgen``)
+samples intents from the DB; the policy solver turns an intent and the DB into the agent's gold
+actions; the scripted customer (``airline_gym.users``) plays the intent offline; the instructions
+writer turns it into the second-person ``user_scenario.instructions`` an LLM customer plays.
+Intents are also written by hand for benchmark tasks whose request this form can express.
+
+An intent is plain data with a JSON form (:meth:`Intent.to_json` / :meth:`Intent.from_json`), kept
+in a task record under ``task["airline_gym"]["intent"]`` (a key the reference's ``Task`` model
+ignores). Pure: no I/O, no DB access.
+
+Requests, by ``kind`` (the fields each reads; unread fields keep their defaults):
+
+=================== ===========================================================================
+kind                fields
+=================== ===========================================================================
+``book``            ``trip`` (origin, destination, one_way/round_trip, a :class:`FlightRule` per
+                    direction), ``cabin``, ``passengers``, ``total_bags``, ``insurance``,
+                    ``payment``
+``cancel``          ``reservation_id``, ``reason``
+``change_flights``  ``reservation_id``, ``legs`` (which direction changes: ``outbound``,
+                    ``return`` or both, each with a :class:`FlightRule`), ``cabin`` (None: keep),
+                    ``payment``
+``change_cabin``    ``reservation_id``, ``cabin``, ``payment``
+``add_bags``        ``reservation_id``, ``total_bags`` (the new total), ``payment``
+``edit_passenger``  ``reservation_id``, ``passenger_index``, ``new_passenger``
+``change_count``    ``reservation_id``, ``passengers`` (the wanted list; the policy refuses)
+``add_insurance``   ``reservation_id`` (the policy refuses insurance after booking)
+``compensation``    ``reservation_id``, ``flight_number``, ``flight_date``, ``complaint``
+``info``            ``question`` (a :data:`QUESTIONS` key), ``reservation_id`` where it asks
+                    about one reservation
+=================== ===========================================================================
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Literal
+
+__all__ = [
+    "CABINS",
+    "COMPLAINTS",
+    "KINDS",
+    "QUESTIONS",
+    "REASONS",
+    "FlightRule",
+    "Intent",
+    "Leg",
+    "Passenger",
+    "PaymentPart",
+    "Persona",
+    "Request",
+    "Trip",
+]
+
+Cabin = Literal["basic_economy", "economy", "business"]
+CABINS: tuple[str, ...] = ("basic_economy", "economy", "business")
+
+KINDS: tuple[str, ...] = (
+    "book",
+    "cancel",
+    "change_flights",
+    "change_cabin",
+    "add_bags",
+    "edit_passenger",
+    "change_count",
+    "add_insurance",
+    "compensation",
+    "info",
+)
+
+#: Why a customer cancels (the policy's insurance covers ``health`` and ``weather``).
+REASONS: tuple[str, ...] = ("change_of_plan", "airline_cancelled", "health", "weather", "other")
+
+#: What a compensation request complains about.
+COMPLAINTS: tuple[str, ...] = ("cancelled", "delayed")
+
+#: Information-only questions: the answer is a number the agent must say (``communicate_info``).
+QUESTIONS: dict[str, str] = {
+    "total_upcoming_cost": "the total price paid for all upcoming reservations",
+    "reservation_cost": "the total price paid for one reservation",
+    "gift_card_balance": "the sum of the balances of all gift cards on the profile",
+    "certificate_balance": "the sum of the amounts of all certificates on the profile",
+}
+
+
+@dataclass(frozen=True)
+class FlightRule:
+    """How the customer picks a flight among those the agent can find.
+
+    ``pick``: ``cheapest`` or ``earliest`` or ``latest`` (departure) in the cabin among the
+    available options on ``date`` (direct first, unless ``direct_only`` is False and a one-stop is
+    cheaper/earlier), or ``exact`` (the given ``flight_numbers``, in order, one per segment).
+    ``max_price``: the customer's budget cap per passenger for this leg (None: no cap); over it
+    the customer declines.
+    """
+
+    date: str
+    pick: Literal["cheapest", "earliest", "latest", "exact"] = "cheapest"
+    direct_only: bool = True
+    flight_numbers: tuple[str, ...] = ()
+    max_price: int | None = None
+
+
+@dataclass(frozen=True)
+class Trip:
+    """Where a new booking goes: ``return_rule`` is None for a one-way trip."""
+
+    origin: str
+    destination: str
+    outbound: FlightRule
+    return_rule: FlightRule | None = None
+
+    @property
+    def trip_type(self) -> str:
+        """``one_way`` or ``round_trip``, as ``book_reservation`` takes it."""
+        return "one_way" if self.return_rule is None else "round_trip"
+
+
+@dataclass(frozen=True)
+class Leg:
+    """One direction of a reservation to move to new flights (``outbound`` or ``return``)."""
+
+    direction: Literal["outbound", "return"]
+    rule: FlightRule
+
+
+@dataclass(frozen=True)
+class Passenger:
+    """A passenger as ``book_reservation`` and ``update_reservation_passengers`` take it."""
+
+    first_name: str
+    last_name: str
+    dob: str
+
+
+@dataclass(frozen=True)
+class PaymentPart:
+    """One payment method the customer names, and how much of the total goes on it.
+
+    ``amount`` None means "the rest" (at most one part per plan). For changes, fees and refunds
+    a plan is a single part.
+    """
+
+    payment_id: str
+    amount: int | None = None
+
+
+@dataclass(frozen=True)
+class Request:
+    """One thing the customer asks for; see the module docstring for the fields each kind reads."""
+
+    kind: str
+    reservation_id: str | None = None
+    trip: Trip | None = None
+    legs: tuple[Leg, ...] = ()
+    cabin: str | None = None
+    passengers: tuple[Passenger, ...] = ()
+    total_bags: int | None = None
+    insurance: bool = False
+    payment: tuple[PaymentPart, ...] = ()
+    reason: str | None = None
+    passenger_index: int | None = None
+    new_passenger: Passenger | None = None
+    flight_number: str | None = None
+    flight_date: str | None = None
+    complaint: str | None = None
+    question: str | None = None
+    #: How many times the customer pushes back after a refusal before accepting it (0 or 1).
+    insist: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown request kind {self.kind!r} (one of {', '.join(KINDS)})")
+        if self.reason is not None and self.reason not in REASONS:
+            raise ValueError(f"unknown cancellation reason {self.reason!r}")
+        if self.complaint is not None and self.complaint not in COMPLAINTS:
+            raise ValueError(f"unknown complaint {self.complaint!r}")
+        if self.question is not None and self.question not in QUESTIONS:
+            raise ValueError(f"unknown question {self.question!r}")
+        if self.cabin is not None and self.cabin not in CABINS:
+            raise ValueError(f"unknown cabin {self.cabin!r}")
+
+
+@dataclass(frozen=True)
+class Persona:
+    """How the customer talks: ``terse`` answers in few words; ``patient`` False ends the
+    conversation sooner when the agent stalls."""
+
+    terse: bool = False
+    patient: bool = True
+
+
+@dataclass(frozen=True)
+class Intent:
+    """The customer of one task.
+
+    ``known``: what the customer can say when asked (``user_id``, ``name``, ``email``, ``dob``,
+    ``reservation_ids`` as a comma-separated string, ...). ``unknown``: items the customer does
+    not know and says so (for example ``reservation_ids``): never offered.
+    """
+
+    user_id: str
+    name: str
+    requests: tuple[Request, ...]
+    known: Mapping[str, str] = field(default_factory=dict)
+    unknown: tuple[str, ...] = ()
+    persona: Persona = Persona()
+
+    def to_json(self) -> dict[str, Any]:
+        """The intent as JSON-ready data (defaults included, tuples as lists)."""
+        data = asdict(self)
+        data["known"] = dict(self.known)
+        return json.loads(json.dumps(data))  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Intent:
+        """Read :meth:`to_json`'s form back; unknown keys or kinds raise ``ValueError``."""
+        intent: Intent = _build(cls, data)
+        return intent
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The kinds of the requests, in order."""
+        return tuple(r.kind for r in self.requests)
+
+
+_NESTED: dict[tuple[type, str], type] = {
+    (Intent, "persona"): Persona,
+    (Trip, "outbound"): FlightRule,
+    (Trip, "return_rule"): FlightRule,
+    (Leg, "rule"): FlightRule,
+    (Request, "trip"): Trip,
+    (Request, "new_passenger"): Passenger,
+}
+_SEQUENCES: dict[tuple[type, str], type] = {
+    (Intent, "requests"): Request,
+    (Request, "legs"): Leg,
+    (Request, "passengers"): Passenger,
+    (Request, "payment"): PaymentPart,
+}
+
+
+def _build(cls: type, data: Mapping[str, Any]) -> Any:
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{cls.__name__}: expected an object, got {type(data).__name__}")
+    names = {f.name for f in fields(cls)}
+    extra = sorted(set(data) - names)
+    if extra:
+        raise ValueError(f"{cls.__name__}: unknown keys {', '.join(map(str, extra))}")
+    values: dict[str, Any] = {}
+    for name, value in data.items():
+        if (cls, name) in _NESTED and value is not None:
+            value = _build(_NESTED[cls, name], value)
+        elif (cls, name) in _SEQUENCES:
+            if not isinstance(value, list):
+                raise ValueError(f"{cls.__name__}.{name}: expected a list")
+            value = tuple(_build(_SEQUENCES[cls, name], item) for item in value)
+        elif isinstance(value, list):
+            value = tuple(value)
+        values[name] = value
+    try:
+        return cls(**values)
+    except TypeError as exc:
+        raise ValueError(f"{cls.__name__}: {exc}") from None
