@@ -19,7 +19,7 @@ from airline_gym.errors import ConfigError
 from airline_gym.harness.evaluate import EvalConfig, evaluate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integrations"))
-from readme_examples import README, readme_example
+from readme_examples import docs_text, page_text, readme_example
 
 NO_KEYS = {name: "" for name in os.environ if name.endswith("_API_KEY")}
 
@@ -66,8 +66,8 @@ def test_demo_takes_both_spellings_of_no_colour() -> None:
     assert american.stdout.rstrip().endswith("reward=1.0")
 
 
-def test_the_readme_command_table_lists_every_command() -> None:
-    table = re.findall(r"^\| `airline-gym ([\w-]+)", README.read_text(), flags=re.MULTILINE)
+def test_the_cli_page_lists_every_command() -> None:
+    table = re.findall(r"^\| `airline-gym ([\w-]+)", page_text("cli.md"), flags=re.MULTILINE)
     assert sorted(set(table)) == sorted(COMMANDS)
 
 
@@ -88,18 +88,18 @@ def test_the_trl_example_names_what_the_reader_fills_in() -> None:
 
 
 def _section(text: str, title: str) -> str:
-    start = text.index(f"### {title}\n")
+    start = text.index(f"## {title}\n")
     end = text.find("\n#", start + 4)
     return text[start : end if end > 0 else len(text)]
 
 
-def test_the_readme_says_where_every_outside_file_comes_from() -> None:
-    text = README.read_text()
-    origins = _section(text, "Files not in this repository")
+def test_the_docs_say_where_every_outside_file_comes_from() -> None:
+    text = docs_text()
+    origins = _section(page_text("data.md"), "Files not in this repository")
     named = set(
         re.findall(r"`(\.\./shared/[\w./*-]+|t[23]\w*__[\w.-]+\.json|tau3-[\w-]+\.json)", text)
     )
-    assert named, "the README names no outside file"
+    assert named, "the docs name no outside file"
     for name in named:
         if name.startswith("../shared/"):
             assert f"../shared/{name.split('/')[2]}" in origins, name

@@ -172,7 +172,8 @@ def test_mislabelled_task_ids_get_a_task_id_map_hint(tmp_path, capsys):
     fix = TRAJECTORIES / "t2old__lb-nvidia-toolorchestra__task_id_fix.json"
     code, _, err = regrade(capsys, TOOLORCHESTRA, "--json", "--task-id-map", fix)
     assert code == 0 and "hint:" not in err
-    assert "--task-id-map" in README.read_text(encoding="utf-8")
+    faithfulness = README.parent / "docs" / "faithfulness.md"
+    assert "--task-id-map" in faithfulness.read_text(encoding="utf-8")
 
 
 def test_a_correctly_labelled_file_gets_no_hint(tmp_path, capsys):

@@ -299,12 +299,13 @@ def test_the_judge_uses_the_customer_reply_cache(tmp_path: Path) -> None:
     assert len(bodies) == 2  # and the customer's opening message, once
 
 
-def test_the_readme_table_is_what_audit_measures() -> None:
-    """README's "who passes what" table under each basis, row by row, from ``audit``."""
+def test_the_rewards_page_table_is_what_audit_measures() -> None:
+    """docs/rewards.md's "who passes what" table under each basis, row by row, from ``audit``."""
     from airline_gym.cli.audit import audit_bases
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Reward bases beyond") :]
+    page = Path(__file__).resolve().parents[2] / "docs" / "rewards.md"
+    readme = page.read_text(encoding="utf-8")
+    section = readme[readme.index("## Reward bases beyond") :]
     rows = [
         [cell.strip() for cell in line.strip("|").split("|")]
         for line in section.splitlines()

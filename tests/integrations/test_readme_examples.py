@@ -1,4 +1,5 @@
-"""Every marked README example is code a test runs (the rest run in their integration's module).
+"""Every marked example of the README and docs/ is code a test runs (the rest run in their
+integration's module).
 
 The Ray, OpenEnv and TRL examples need their module's Ray instance, server or trainer, so they
 run there (``run_example`` in test_ray.py, test_openenv.py, test_trl.py); this module checks that
@@ -13,20 +14,20 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from readme_examples import README, examples, run_example
+from readme_examples import docs_text, examples, run_example
 
 TESTS = Path(__file__).resolve().parents[1]
 
 
 def test_every_marked_example_is_run_by_a_test():
     found = examples()
-    assert README.read_text().count("<!-- example: ") == len(found)  # each marks a Python block
+    assert docs_text().count("<!-- example: ") == len(found)  # each marks a Python block
     assert {"export", "ray", "openenv", "trl"} <= set(found)
     sources = "\n".join(p.read_text() for p in TESTS.rglob("test_*.py"))
     for name in found:
         quoted = rf"""["']{re.escape(name)}["']"""
         called = rf"(run_example|readme_example)\(\s*{quoted}|example: {re.escape(name)}\b"
-        assert re.search(called, sources), f"no test runs the README example {name!r}"
+        assert re.search(called, sources), f"no test runs the docs example {name!r}"
 
 
 def test_export_example_writes_the_trajectories(tmp_path, monkeypatch):
