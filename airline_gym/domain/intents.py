@@ -29,8 +29,11 @@ kind                fields
 ``add_insurance``   ``reservation_id`` (the policy refuses insurance after booking)
 ``compensation``    ``reservation_id``, ``flight_number``, ``flight_date``, ``complaint``
 ``info``            ``question`` (a :data:`QUESTIONS` key), ``reservation_id`` where it asks
-                    about one reservation
+                    about one reservation, ``payment`` (one part) for ``change_total``
 =================== ===========================================================================
+
+Every kind that charges (``book``, ``change_flights``, ``change_cabin``, ``add_bags``) also reads
+``max_total``, the customer's cap on the whole charge.
 """
 
 from __future__ import annotations
@@ -84,6 +87,11 @@ QUESTIONS: dict[str, str] = {
     "reservation_cost": "the total price paid for one reservation",
     "gift_card_balance": "the sum of the balances of all gift cards on the profile",
     "certificate_balance": "the sum of the amounts of all certificates on the profile",
+    "bag_allowance": "the free checked bags one reservation allows in all (all its passengers)",
+    "change_total": (
+        "the net amount the earlier requests' bookings and changes charged (refunds said as a"
+        " positive number), on the one payment method named in ``payment`` if any"
+    ),
 }
 
 
@@ -91,18 +99,25 @@ QUESTIONS: dict[str, str] = {
 class FlightRule:
     """How the customer picks a flight among those the agent can find.
 
-    ``pick``: ``cheapest`` or ``earliest`` or ``latest`` (departure) in the cabin among the
-    available options on ``date`` (direct first, unless ``direct_only`` is False and a one-stop is
-    cheaper/earlier), or ``exact`` (the given ``flight_numbers``, in order, one per segment).
-    ``max_price``: the customer's budget cap per passenger for this leg (None: no cap); over it
-    the customer declines.
+    ``pick``: ``cheapest`` or ``earliest`` or ``latest`` (departure) or ``fastest`` (departure
+    to arrival, layover included) in the cabin among the available options on ``date`` (direct
+    only, unless ``direct_only`` is False: then one-stops compete too), or ``exact`` (the given
+    ``flight_numbers``, in order, one per segment). ``rank``: 0 takes the best option by
+    ``pick``, 1 the second best, ... ``depart_after`` / ``depart_before`` / ``arrive_before``:
+    ``HH:MM:SS`` bounds (inclusive) on the first departure and the last arrival; an arrival on
+    the next day is later than any time. ``max_price``: the customer's budget cap per passenger
+    for this leg (None: no cap); over it the customer declines.
     """
 
     date: str
-    pick: Literal["cheapest", "earliest", "latest", "exact"] = "cheapest"
+    pick: Literal["cheapest", "earliest", "latest", "fastest", "exact"] = "cheapest"
     direct_only: bool = True
     flight_numbers: tuple[str, ...] = ()
     max_price: int | None = None
+    rank: int = 0
+    depart_after: str | None = None
+    depart_before: str | None = None
+    arrive_before: str | None = None
 
 
 @dataclass(frozen=True)
@@ -122,10 +137,15 @@ class Trip:
 
 @dataclass(frozen=True)
 class Leg:
-    """One direction of a reservation to move to new flights (``outbound`` or ``return``)."""
+    """One direction of a reservation to move to new flights (``outbound`` or ``return``).
+
+    ``destination``: where the customer wants this direction to end, when not where it ends
+    now (None: unchanged); the policy keeps origin and destination, so it refuses.
+    """
 
     direction: Literal["outbound", "return"]
     rule: FlightRule
+    destination: str | None = None
 
 
 @dataclass(frozen=True)
@@ -141,8 +161,10 @@ class Passenger:
 class PaymentPart:
     """One payment method the customer names, and how much of the total goes on it.
 
-    ``amount`` None means "the rest" (at most one part per plan). For changes, fees and refunds
-    a plan is a single part.
+    ``amount`` None means "the rest": parts without an amount are filled in order after the
+    fixed ones, a gift card or certificate with as much of what is left as its balance covers,
+    a credit card with all that is left (so a plan with one such part gives it the rest). For
+    changes, fees and refunds a plan is a single part.
     """
 
     payment_id: str
@@ -171,6 +193,9 @@ class Request:
     question: str | None = None
     #: How many times the customer pushes back after a refusal before accepting it (0 or 1).
     insist: int = 0
+    #: The customer's cap on what this request charges in all (None: no cap); over it they
+    #: decline. ``FlightRule.max_price`` caps one leg per passenger instead.
+    max_total: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
