@@ -1,0 +1,90 @@
+"""What every rule of the policy solver gets: the DB as the earlier requests left it, the intent,
+the decisions so far, and helpers to build a decision."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from airline_gym.domain.database import AirlineDB
+from airline_gym.domain.decisions import Call, Decision, Outcome
+from airline_gym.domain.intents import Intent, Request
+from airline_gym.domain.records import Record
+from airline_gym.taskgen.facts import reservation_read
+
+
+class SolverError(ValueError):
+    """The intent cannot be decided (a malformed request, or a write the tools refuse)."""
+
+
+@dataclass
+class Context:
+    """One request being decided: ``db`` already holds the earlier requests' writes."""
+
+    db: AirlineDB
+    intent: Intent
+    earlier: tuple[Decision, ...]
+    index: int
+    request: Request
+
+    def decide(
+        self,
+        outcome: Outcome,
+        clause: str,
+        reads: Iterable[Call] = (),
+        writes: Iterable[Call] = (),
+        say: Iterable[str] = (),
+        amount: int | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> Decision:
+        """A decision for this request; repeated reads are dropped, order kept."""
+        unique: list[Call] = []
+        for read in reads:
+            if read not in unique:
+                unique.append(read)
+        return Decision(
+            self.index,
+            outcome,
+            clause,
+            tuple(unique),
+            tuple(writes),
+            tuple(say),
+            amount,
+            details,
+        )
+
+    def user(self, user_id: str | None = None) -> Record:
+        """The intent's user (or another), which must exist."""
+        uid = user_id or self.intent.user_id
+        record = self.db.user(uid)
+        if record is None:
+            raise SolverError(f"request {self.index}: user {uid} is not in the DB")
+        return record
+
+    def reservation(self) -> tuple[Record | None, Decision | None]:
+        """The request's reservation, or the refusal when it cannot be acted on."""
+        rid = self.request.reservation_id
+        if rid is None:
+            raise SolverError(f"request {self.index} ({self.request.kind}) needs a reservation_id")
+        record = self.db.reservation(rid)
+        reads = [reservation_read(rid)]
+        if record is None:
+            return None, self.decide("refused", "no such reservation", reads)
+        if record["user_id"] != self.intent.user_id:
+            return None, self.decide("refused", "only the owner may act on a reservation", reads)
+        if record["status"] == "cancelled":
+            return None, self.decide("refused", "the reservation is already cancelled", reads)
+        return record, None
+
+    def payment_id(self, reservation: Record) -> str | None:
+        """The single gift card or credit card the customer names for a change, else the
+        reservation's original one (policy: one gift card or credit card from the profile)."""
+        if self.request.payment:
+            return self.request.payment[0].payment_id
+        methods = self.user(reservation["user_id"])["payment_methods"]
+        for entry in reservation["payment_history"]:
+            method = methods.get(entry["payment_id"])
+            if method is not None and method["source"] != "certificate":
+                return str(entry["payment_id"])
+        return None

@@ -1,0 +1,254 @@
+"""What the policy solver reads off the DB: allowances, flown segments, directions, flight options.
+
+Every function here is a fact any agent could establish with the read tools; the rules
+(``rules_*``) decide with them. Policy clauses are cited in our words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from airline_gym.domain.database import AirlineDB
+from airline_gym.domain.decisions import Call
+from airline_gym.domain.intents import FlightRule
+from airline_gym.domain.records import Record
+from airline_gym.domain.tools import NOW, search_direct_flight, search_onestop_flight
+
+#: Free checked bags per passenger, by the booking user's tier and the cabin (policy: "Checked
+#: bag allowance").
+FREE_BAGS: dict[str, dict[str, int]] = {
+    "regular": {"basic_economy": 0, "economy": 1, "business": 2},
+    "silver": {"basic_economy": 1, "economy": 2, "business": 3},
+    "gold": {"basic_economy": 2, "economy": 3, "business": 4},
+}
+BAG_FEE = 50  # policy: each extra bag is 50 dollars
+INSURANCE_FEE = 30  # policy: insurance is 30 dollars per passenger
+MAX_PASSENGERS = 5  # policy: at most five passengers per reservation
+#: Policy: a booking made within the last 24 hours can be cancelled ("now" is NOW).
+WITHIN_24H = "2024-05-14T15:00:00"
+#: Statuses of a flight-date that has taken off (policy: flown, or flying).
+FLOWN = frozenset({"landed", "flying"})
+#: Insurance covers cancellations for health or weather reasons (policy: "Travel insurance").
+COVERED_REASONS = frozenset({"health", "weather"})
+TODAY = NOW[:10]
+
+
+def call(name: str, **arguments: Any) -> Call:
+    """One tool call."""
+    return Call(name, arguments)
+
+
+def user_read(user_id: str) -> Call:
+    """``get_user_details`` of one user."""
+    return call("get_user_details", user_id=user_id)
+
+
+def reservation_read(reservation_id: str) -> Call:
+    """``get_reservation_details`` of one reservation."""
+    return call("get_reservation_details", reservation_id=reservation_id)
+
+
+def free_bags(membership: str, cabin: str, passengers: int) -> int:
+    """The free checked bags of a reservation (policy: allowance per passenger x passengers)."""
+    return FREE_BAGS[membership][cabin] * passengers
+
+
+def status_of(db: AirlineDB, flight_number: str, date: str) -> str | None:
+    """The status of one flight-date, or None when the DB has no such flight-date."""
+    flight = db.flight(flight_number)
+    if flight is None or date not in flight["dates"]:
+        return None
+    return str(flight["dates"][date]["status"])
+
+
+def flown_segments(db: AirlineDB, reservation: Record) -> list[Record]:
+    """Segments that have taken off (landed or flying)."""
+    return [
+        s for s in reservation["flights"] if status_of(db, s["flight_number"], s["date"]) in FLOWN
+    ]
+
+
+def cancelled_segments(db: AirlineDB, reservation: Record) -> list[Record]:
+    """Segments the airline cancelled."""
+    return [
+        s
+        for s in reservation["flights"]
+        if status_of(db, s["flight_number"], s["date"]) == "cancelled"
+    ]
+
+
+def is_upcoming(db: AirlineDB, reservation: Record) -> bool:
+    """Not cancelled, and some segment has not taken off yet."""
+    if reservation["status"] == "cancelled":
+        return False
+    return any(
+        status_of(db, s["flight_number"], s["date"]) not in FLOWN | {"cancelled"}
+        and s["date"] >= TODAY
+        for s in reservation["flights"]
+    )
+
+
+def directions(reservation: Record) -> dict[str, list[int]]:
+    """Indexes of the outbound and return segments: the outbound ends at the destination."""
+    out: dict[str, list[int]] = {"outbound": [], "return": []}
+    direction = "outbound"
+    for i, segment in enumerate(reservation["flights"]):
+        out[direction].append(i)
+        if direction == "outbound" and segment["destination"] == reservation["destination"]:
+            direction = "return"
+    if reservation["flight_type"] == "one_way":
+        out["outbound"] += out["return"]
+        out["return"] = []
+    return out
+
+
+def paid(reservation: Record) -> int | float:
+    """What the reservation's payment history adds up to."""
+    total = sum(p["amount"] for p in reservation["payment_history"])
+    return int(total) if float(total).is_integer() else total
+
+
+def number(value: int | float) -> str:
+    """A dollar figure as the agent says it (``23553``, ``12.5``)."""
+    return str(int(value)) if float(value).is_integer() else str(round(value, 2))
+
+
+@dataclass(frozen=True)
+class Option:
+    """One itinerary the agent can find: its segments (flight number, date) and current prices."""
+
+    segments: tuple[Record, ...]
+
+    def price(self, cabin: str) -> int:
+        """The price per passenger in ``cabin``."""
+        return sum(int(s["prices"][cabin]) for s in self.segments)
+
+    def seats(self, cabin: str) -> int:
+        """The seats left in ``cabin`` (the fewest over the segments)."""
+        return min(int(s["available_seats"][cabin]) for s in self.segments)
+
+    @property
+    def departure(self) -> float:
+        """Departure of the first segment, in hours since midnight of the date."""
+        return _hours(self.segments[0]["scheduled_departure_time_est"])
+
+    @property
+    def arrival(self) -> float:
+        """Arrival of the last segment, in hours since midnight of the first date."""
+        last = self.segments[-1]
+        days = 24.0 if last["date"] != self.segments[0]["date"] else 0.0
+        return days + _hours(last["scheduled_arrival_time_est"])
+
+    @property
+    def flights(self) -> list[dict[str, str]]:
+        """The segments as ``FlightInfo`` arguments."""
+        return [{"flight_number": s["flight_number"], "date": s["date"]} for s in self.segments]
+
+    @property
+    def numbers(self) -> tuple[str, ...]:
+        """The flight numbers, in order."""
+        return tuple(s["flight_number"] for s in self.segments)
+
+
+def _hours(text: str) -> float:
+    """``"14:30:00"`` -> 14.5; ``"01:00:00+1"`` -> 25.0."""
+    days = 24.0 if "+1" in text else 0.0
+    hh, mm, ss = text.split("+")[0].split(":")
+    return days + int(hh) + int(mm) / 60 + int(ss) / 3600
+
+
+def searches(origin: str, destination: str, rule: FlightRule) -> tuple[Call, ...]:
+    """The searches an agent must run to apply ``rule`` (one-stops only when they compete)."""
+    args = {"origin": origin, "destination": destination, "date": rule.date}
+    direct = Call("search_direct_flight", args)
+    onestop = Call("search_onestop_flight", dict(args))
+    if rule.pick == "exact":
+        return (direct,) if len(rule.flight_numbers) == 1 else (onestop,)
+    return (direct,) if rule.direct_only else (direct, onestop)
+
+
+def options(db: AirlineDB, origin: str, destination: str, rule: FlightRule) -> list[Option]:
+    """Every itinerary the searches of :func:`searches` return."""
+    found: list[Option] = []
+    if rule.pick != "exact" or len(rule.flight_numbers) == 1:
+        for hit in search_direct_flight(db, origin, destination, rule.date):
+            found.append(Option((dict(hit, date=rule.date),)))
+    if (rule.pick == "exact" and len(rule.flight_numbers) > 1) or (
+        rule.pick != "exact" and not rule.direct_only
+    ):
+        found.extend(
+            Option(tuple(pair))
+            for pair in search_onestop_flight(db, origin, destination, rule.date)
+        )
+    return found
+
+
+def _fits(option: Option, rule: FlightRule, cabin: str, passengers: int) -> bool:
+    if option.seats(cabin) < passengers:
+        return False
+    if rule.depart_after is not None and option.departure < _hours(rule.depart_after):
+        return False
+    if rule.depart_before is not None and option.departure > _hours(rule.depart_before):
+        return False
+    return not (rule.arrive_before is not None and option.arrival > _hours(rule.arrive_before))
+
+
+def pick(found: Iterable[Option], rule: FlightRule, cabin: str, passengers: int) -> Option | None:
+    """The itinerary the customer's rule comes to, or None when nothing fits."""
+    fitting = [o for o in found if _fits(o, rule, cabin, passengers)]
+    if rule.pick == "exact":
+        fitting = [o for o in fitting if o.numbers == tuple(rule.flight_numbers)]
+    keys = {
+        "cheapest": lambda o: (o.price(cabin), o.departure, o.numbers),
+        "earliest": lambda o: (o.departure, o.price(cabin), o.numbers),
+        "latest": lambda o: (-o.departure, o.price(cabin), o.numbers),
+        "fastest": lambda o: (o.arrival - o.departure, o.price(cabin), o.numbers),
+        "exact": lambda o: (o.price(cabin), o.numbers),
+    }
+    ranked = sorted(fitting, key=keys[rule.pick])
+    return ranked[rule.rank] if rule.rank < len(ranked) else None
+
+
+def payment_sources(user: Record) -> Mapping[str, Record]:
+    """The user's saved payment methods by id."""
+    methods: Mapping[str, Record] = user["payment_methods"]
+    return methods
+
+
+def plan_payment(
+    user: Record, parts: Sequence[tuple[str, int | None]], total: int
+) -> list[dict[str, Any]] | str:
+    """Split ``total`` over the customer's payment parts, or say why it cannot be done.
+
+    Fixed amounts first; parts without an amount in order, a gift card or certificate up to its
+    balance, a credit card with the rest. Zero parts are dropped. Policy: "at most one travel
+    certificate, at most one credit card, and at most three gift cards", all from the profile.
+    """
+    methods = payment_sources(user)
+    for pid, _ in parts:
+        if pid not in methods:
+            return f"payment method {pid} is not in the profile"
+    kinds = [methods[pid]["source"] for pid, _ in parts]
+    if (
+        kinds.count("certificate") > 1
+        or kinds.count("credit_card") > 1
+        or kinds.count("gift_card") > 3
+    ):
+        return "at most one certificate, one credit card and three gift cards per booking"
+    amounts = {pid: amount for pid, amount in parts if amount is not None}
+    left = total - sum(amounts.values())
+    for pid, amount in parts:
+        if amount is not None:
+            continue
+        method = methods[pid]
+        share = left if method["source"] == "credit_card" else min(left, int(method["amount"]))
+        amounts[pid] = max(0, share)
+        left -= amounts[pid]
+    if left != 0:
+        return f"the payment parts do not add up to the total of {total}"
+    for pid, amount in amounts.items():
+        if methods[pid]["source"] != "credit_card" and methods[pid]["amount"] < amount:
+            return f"not enough balance on {pid}"
+    return [{"payment_id": pid, "amount": amounts[pid]} for pid, _ in parts if amounts[pid]]

@@ -1,0 +1,269 @@
+"""Rules for changes to an existing reservation: flights, cabin, bags, passengers, insurance.
+
+Each rule cites the policy clause ("Modify flight") it implements, in our words.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airline_gym.domain.decisions import Decision
+from airline_gym.domain.records import Record
+from airline_gym.taskgen.context import Context, SolverError
+from airline_gym.taskgen.facts import (
+    BAG_FEE,
+    call,
+    directions,
+    flown_segments,
+    free_bags,
+    options,
+    pick,
+    searches,
+    status_of,
+    user_read,
+)
+
+
+def _charge(ctx: Context, reservation: Record, total: int) -> tuple[str | None, Decision | None]:
+    """The payment id for a change costing ``total``, or why it cannot be charged.
+
+    Policy: a change is paid or refunded on a single gift card or credit card of the profile.
+    """
+    payment_id = ctx.payment_id(reservation)
+    methods = ctx.user(reservation["user_id"])["payment_methods"]
+    method = methods.get(payment_id) if payment_id else None
+    if method is None:
+        return None, ctx.decide("refused", "the payment method must be in the profile")
+    if method["source"] == "certificate":
+        return None, ctx.decide("refused", "changes are paid with a gift card or credit card")
+    if method["source"] == "gift_card" and method["amount"] < total:
+        return None, ctx.decide("declined", f"the gift card {payment_id} cannot cover {total}")
+    return payment_id, None
+
+
+def _over_budget(ctx: Context, total: int) -> bool:
+    cap = ctx.request.max_total
+    return cap is not None and total > cap
+
+
+def _new_price(ctx: Context, reservation: Record, cabin: str, flight: dict[str, str]) -> int:
+    """What the tool charges for one segment: a kept segment in the same cabin keeps its price
+    (policy: kept segments are not repriced), any other pays today's price."""
+    if cabin == reservation["cabin"]:
+        for segment in reservation["flights"]:
+            if (segment["flight_number"], segment["date"]) == (
+                flight["flight_number"],
+                flight["date"],
+            ):
+                return int(segment["price"])
+    record = ctx.db.flight(flight["flight_number"])
+    if record is None or record["dates"][flight["date"]]["status"] != "available":
+        raise SolverError(f"request {ctx.index}: {flight} cannot be priced")
+    return int(record["dates"][flight["date"]]["prices"][cabin])
+
+
+def _update(
+    ctx: Context, reservation: Record, cabin: str, flights: list[dict[str, str]], reads: list[Any]
+) -> Decision:
+    """Price a new itinerary/cabin and write it, within the customer's cap and payment."""
+    passengers = len(reservation["passengers"])
+    old = sum(int(s["price"]) for s in reservation["flights"]) * passengers
+    total = sum(_new_price(ctx, reservation, cabin, f) for f in flights) * passengers - old
+    if _over_budget(ctx, total):
+        return ctx.decide(
+            "declined", f"the change costs {total}, over the customer's cap", reads, amount=total
+        )
+    payment_id, problem = _charge(ctx, reservation, total)
+    if problem is not None:
+        return ctx.decide(problem.outcome, problem.clause, reads, amount=total)
+    write = call(
+        "update_reservation_flights",
+        reservation_id=reservation["reservation_id"],
+        cabin=cabin,
+        flights=flights,
+        payment_id=payment_id,
+    )
+    details = {
+        "flights": [f["flight_number"] for f in flights],
+        "total": total,
+        "payments": {payment_id: total} if total else {},
+    }
+    clause = "the difference is paid or refunded on one gift card or credit card"
+    return ctx.decide("granted", clause, reads, [write], amount=total, details=details)
+
+
+def change_flights(ctx: Context) -> Decision:
+    """Policy "Change flights": never basic economy; origin, destination and trip type stay; the
+    new flights are the customer's rule's pick; kept segments keep their price."""
+    request = ctx.request
+    reservation, refusal = ctx.reservation()
+    if reservation is None:
+        return refusal  # type: ignore[return-value]
+    rid = reservation["reservation_id"]
+    reads: list[Any] = [call("get_reservation_details", reservation_id=rid)]
+    if reservation["cabin"] == "basic_economy":
+        return ctx.decide("refused", "basic economy flights cannot be modified", reads)
+    parts = directions(reservation)
+    segments = reservation["flights"]
+    ends = {"outbound": reservation["destination"], "return": reservation["origin"]}
+    for leg in request.legs:
+        if not parts[leg.direction]:
+            return ctx.decide("refused", "the trip type stays the same", reads)
+        if leg.destination is not None and leg.destination != ends[leg.direction]:
+            return ctx.decide("refused", "origin and destination cannot be changed", reads)
+    flown = {(s["flight_number"], s["date"]) for s in flown_segments(ctx.db, reservation)}
+    for leg in request.legs:
+        if any(
+            (segments[i]["flight_number"], segments[i]["date"]) in flown
+            for i in parts[leg.direction]
+        ):
+            return ctx.decide("refused", "a flight already flown cannot be changed", reads)
+    if not request.legs:
+        raise SolverError(f"request {ctx.index}: change_flights needs legs")
+    cabin = request.cabin or reservation["cabin"]
+    passengers = len(reservation["passengers"])
+    reads.append(user_read(reservation["user_id"]))
+    chosen = {leg.direction: leg.rule for leg in request.legs}
+    flights: list[dict[str, str]] = []
+    for direction in ("outbound", "return"):
+        indexes = parts[direction]
+        if not indexes:
+            continue
+        if direction not in chosen:
+            flights += [
+                {"flight_number": segments[i]["flight_number"], "date": segments[i]["date"]}
+                for i in indexes
+            ]
+            continue
+        rule = chosen[direction]
+        origin, destination = segments[indexes[0]]["origin"], segments[indexes[-1]]["destination"]
+        reads += searches(origin, destination, rule)
+        option = pick(options(ctx.db, origin, destination, rule), rule, cabin, passengers)
+        if option is None:
+            return ctx.decide("declined", "no available flight fits the customer's rule", reads)
+        if rule.max_price is not None and option.price(cabin) > rule.max_price:
+            return ctx.decide("declined", "the flight costs more than the customer's cap", reads)
+        flights += option.flights
+    current = [{"flight_number": s["flight_number"], "date": s["date"]} for s in segments]
+    if flights == current and cabin == reservation["cabin"]:
+        return ctx.decide("declined", "the customer's rule picks the flights they have", reads)
+    return _update(ctx, reservation, cabin, flights, reads)
+
+
+def change_cabin(ctx: Context) -> Decision:
+    """Policy "Change cabin": not once any flight was flown; else the whole reservation, same
+    flights (basic economy included), the difference paid or refunded."""
+    reservation, refusal = ctx.reservation()
+    if reservation is None:
+        return refusal  # type: ignore[return-value]
+    cabin = ctx.request.cabin
+    if cabin is None:
+        raise SolverError(f"request {ctx.index}: change_cabin needs a cabin")
+    reads: list[Any] = [
+        call("get_reservation_details", reservation_id=reservation["reservation_id"])
+    ]
+    if cabin == reservation["cabin"]:
+        return ctx.decide("declined", "the reservation is already in that cabin", reads)
+    if flown_segments(ctx.db, reservation):
+        return ctx.decide("refused", "the cabin cannot change once a flight was flown", reads)
+    segments = reservation["flights"]
+    passengers = len(reservation["passengers"])
+    for s in segments:
+        if status_of(ctx.db, s["flight_number"], s["date"]) != "available":
+            return ctx.decide(
+                "refused", "every flight must still be bookable to change cabin", reads
+            )
+        seats = ctx.db.flight(s["flight_number"])["dates"][s["date"]]["available_seats"]  # type: ignore[index]
+        if seats[cabin] < passengers:
+            return ctx.decide("declined", "not enough seats in that cabin", reads)
+    reads.append(user_read(reservation["user_id"]))
+    reads += [
+        call(
+            "search_direct_flight", origin=s["origin"], destination=s["destination"], date=s["date"]
+        )
+        for s in segments
+    ]
+    flights = [{"flight_number": s["flight_number"], "date": s["date"]} for s in segments]
+    return _update(ctx, reservation, cabin, flights, reads)
+
+
+def add_bags(ctx: Context) -> Decision:
+    """Policy "Change baggage": bags are added, never removed; the tier x cabin allowance is
+    free, each extra bag costs 50."""
+    reservation, refusal = ctx.reservation()
+    if reservation is None:
+        return refusal  # type: ignore[return-value]
+    wanted = ctx.request.total_bags
+    if wanted is None:
+        raise SolverError(f"request {ctx.index}: add_bags needs total_bags")
+    rid = reservation["reservation_id"]
+    reads: list[Any] = [call("get_reservation_details", reservation_id=rid)]
+    if wanted < reservation["total_baggages"]:
+        return ctx.decide("refused", "checked bags can be added but not removed", reads)
+    if wanted == reservation["total_baggages"]:
+        return ctx.decide("declined", "the reservation already has that many bags", reads)
+    owner = ctx.user(reservation["user_id"])
+    reads.append(user_read(owner["user_id"]))
+    allowance = free_bags(owner["membership"], reservation["cabin"], len(reservation["passengers"]))
+    nonfree = max(int(reservation["nonfree_baggages"]), wanted - allowance)
+    fee = BAG_FEE * (nonfree - int(reservation["nonfree_baggages"]))
+    if _over_budget(ctx, fee):
+        return ctx.decide(
+            "declined", f"the bags cost {fee}, over the customer's cap", reads, amount=fee
+        )
+    payment_id, problem = _charge(ctx, reservation, fee)
+    if problem is not None:
+        return ctx.decide(problem.outcome, problem.clause, reads, amount=fee)
+    write = call(
+        "update_reservation_baggages",
+        reservation_id=rid,
+        total_baggages=wanted,
+        nonfree_baggages=nonfree,
+        payment_id=payment_id,
+    )
+    details = {
+        "allowance": allowance,
+        "nonfree": nonfree,
+        "payments": {payment_id: fee} if fee else {},
+    }
+    return ctx.decide(
+        "granted",
+        "extra bags beyond the allowance cost 50 each",
+        reads,
+        [write],
+        amount=fee,
+        details=details,
+    )
+
+
+def edit_passenger(ctx: Context) -> Decision:
+    """Policy "Change passengers": names and dates of birth may change."""
+    reservation, refusal = ctx.reservation()
+    if reservation is None:
+        return refusal  # type: ignore[return-value]
+    index, new = ctx.request.passenger_index, ctx.request.new_passenger
+    if index is None or new is None:
+        raise SolverError(
+            f"request {ctx.index}: edit_passenger needs passenger_index and new_passenger"
+        )
+    rid = reservation["reservation_id"]
+    reads = [call("get_reservation_details", reservation_id=rid)]
+    passengers = [dict(p) for p in reservation["passengers"]]
+    if not 0 <= index < len(passengers):
+        return ctx.decide("refused", "no such passenger on the reservation", reads)
+    replacement = {"first_name": new.first_name, "last_name": new.last_name, "dob": new.dob}
+    if passengers[index] == replacement:
+        return ctx.decide("declined", "the passenger is already as asked", reads)
+    passengers[index] = replacement
+    write = call("update_reservation_passengers", reservation_id=rid, passengers=passengers)
+    return ctx.decide("granted", "passenger details may be modified", reads, [write])
+
+
+def change_count(ctx: Context) -> Decision:
+    """Policy: the number of passengers cannot change, not even by a human agent (no transfer)."""
+    return ctx.decide("refused", "the number of passengers cannot be modified")
+
+
+def add_insurance(ctx: Context) -> Decision:
+    """Policy: insurance cannot be added after the initial booking."""
+    return ctx.decide("refused", "insurance cannot be added after booking")
