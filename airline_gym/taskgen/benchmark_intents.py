@@ -1,0 +1,49 @@
+"""Structured intents for the benchmark's airline tasks, written by hand.
+
+Each entry is our own encoding of what the task's customer asks for (ids, kinds, rules), read
+off the task and the DB; no prose is copied. Where a customer states a condition that the DB
+settles ("use the certificate if the price is over 400"), the intent holds the branch the DB
+leads to. Task 46 (a refund of insurance already bought) has no kind and is not expressed.
+
+τ² (``benchmark="tau2"``) shares the τ³ intent of every task whose gold leads to the same DB
+and the same numbers to say; the 12 tasks τ³ changed in a way that matters to the reward get
+none under τ² (:data:`TAU2_DIFFERS`).
+
+>>> benchmark_intent("6").kinds
+('add_insurance',)
+>>> benchmark_intent("7", "tau2") is None
+True
+"""
+
+from __future__ import annotations
+
+from airline_gym.domain.benchmarks import TAU2, TAU3, check_benchmark
+from airline_gym.domain.intents import Intent
+from airline_gym.taskgen import bench_tasks_a, bench_tasks_b
+
+__all__ = ["TAU2_DIFFERS", "benchmark_intent", "expressed_ids"]
+
+#: τ³ task ids whose gold DB or ``communicate_info`` differ from τ²'s (spec §9.4).
+TAU2_DIFFERS = frozenset({"2", "7", "9", "14", "23", "27", "29", "33", "35", "37", "38", "44"})
+
+
+def _build() -> dict[str, Intent]:
+    return {**bench_tasks_a.intents(), **bench_tasks_b.intents()}
+
+
+_INTENTS = _build()
+
+
+def expressed_ids(benchmark: str = TAU3) -> tuple[str, ...]:
+    """The task ids of ``benchmark`` that have an intent, in numeric order."""
+    ids = sorted(_INTENTS, key=int)
+    if check_benchmark(benchmark) == TAU2:
+        ids = [i for i in ids if i not in TAU2_DIFFERS]
+    return tuple(ids)
+
+
+def benchmark_intent(task_id: str, benchmark: str = TAU3) -> Intent | None:
+    """The customer's intent in benchmark task ``task_id``, or None when not expressed."""
+    if check_benchmark(benchmark) == TAU2 and str(task_id) in TAU2_DIFFERS:
+        return None
+    return _INTENTS.get(str(task_id))
