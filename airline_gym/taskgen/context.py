@@ -11,7 +11,7 @@ from airline_gym.domain.database import AirlineDB
 from airline_gym.domain.decisions import Call, Decision, Outcome
 from airline_gym.domain.intents import Intent, Request
 from airline_gym.domain.records import Record
-from airline_gym.taskgen.facts import reservation_read
+from airline_gym.taskgen.facts import reservation_read, user_read
 
 
 class SolverError(ValueError):
@@ -68,7 +68,7 @@ class Context:
         if rid is None:
             raise SolverError(f"request {self.index} ({self.request.kind}) needs a reservation_id")
         record = self.db.reservation(rid)
-        reads = [reservation_read(rid)]
+        reads = self.reservation_reads(rid)
         if record is None:
             return None, self.decide("refused", "no such reservation", reads)
         if record["user_id"] != self.intent.user_id:
@@ -76,6 +76,12 @@ class Context:
         if record["status"] == "cancelled":
             return None, self.decide("refused", "the reservation is already cancelled", reads)
         return record, None
+
+    def reservation_reads(self, reservation_id: str) -> list[Call]:
+        """The lookups behind any decision on one reservation: the reservation, and first the
+        profile when the customer does not know their reservation ids (policy: help locate it)."""
+        found = [user_read(self.intent.user_id)] if "reservation_ids" in self.intent.unknown else []
+        return [*found, reservation_read(reservation_id)]
 
     def payment_id(self, reservation: Record) -> str | None:
         """The single gift card or credit card the customer names for a change, else the

@@ -164,8 +164,8 @@ def searches(origin: str, destination: str, rule: FlightRule) -> tuple[Call, ...
     args = {"origin": origin, "destination": destination, "date": rule.date}
     direct = Call("search_direct_flight", args)
     onestop = Call("search_onestop_flight", dict(args))
-    if rule.pick == "exact":
-        return (direct,) if len(rule.flight_numbers) == 1 else (onestop,)
+    if rule.pick == "exact":  # a named connection can be priced by any search: none is a must
+        return (direct,) if len(rule.flight_numbers) == 1 else ()
     return (direct,) if rule.direct_only else (direct, onestop)
 
 

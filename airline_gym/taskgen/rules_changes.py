@@ -100,7 +100,7 @@ def change_flights(ctx: Context) -> Decision:
     if reservation is None:
         return refusal  # type: ignore[return-value]
     rid = reservation["reservation_id"]
-    reads: list[Any] = [call("get_reservation_details", reservation_id=rid)]
+    reads: list[Any] = ctx.reservation_reads(rid)
     if reservation["cabin"] == "basic_economy":
         return ctx.decide("refused", "basic economy flights cannot be modified", reads)
     parts = directions(reservation)
@@ -159,9 +159,7 @@ def change_cabin(ctx: Context) -> Decision:
     cabin = ctx.request.cabin
     if cabin is None:
         raise SolverError(f"request {ctx.index}: change_cabin needs a cabin")
-    reads: list[Any] = [
-        call("get_reservation_details", reservation_id=reservation["reservation_id"])
-    ]
+    reads: list[Any] = ctx.reservation_reads(reservation["reservation_id"])
     if cabin == reservation["cabin"]:
         return ctx.decide("declined", "the reservation is already in that cabin", reads)
     if flown_segments(ctx.db, reservation):
@@ -197,7 +195,7 @@ def add_bags(ctx: Context) -> Decision:
     if wanted is None:
         raise SolverError(f"request {ctx.index}: add_bags needs total_bags")
     rid = reservation["reservation_id"]
-    reads: list[Any] = [call("get_reservation_details", reservation_id=rid)]
+    reads: list[Any] = ctx.reservation_reads(rid)
     if wanted < reservation["total_baggages"]:
         return ctx.decide("refused", "checked bags can be added but not removed", reads)
     if wanted == reservation["total_baggages"]:
@@ -247,7 +245,7 @@ def edit_passenger(ctx: Context) -> Decision:
             f"request {ctx.index}: edit_passenger needs passenger_index and new_passenger"
         )
     rid = reservation["reservation_id"]
-    reads = [call("get_reservation_details", reservation_id=rid)]
+    reads = ctx.reservation_reads(rid)
     passengers = [dict(p) for p in reservation["passengers"]]
     if not 0 <= index < len(passengers):
         return ctx.decide("refused", "no such passenger on the reservation", reads)

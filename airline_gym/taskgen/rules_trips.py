@@ -42,7 +42,7 @@ def cancel(ctx: Context) -> Decision:
     if reservation is None:
         return refusal  # type: ignore[return-value]
     rid = reservation["reservation_id"]
-    reads: list[Any] = [reservation_read(rid)]
+    reads: list[Any] = ctx.reservation_reads(rid)
     if flown_segments(ctx.db, reservation):
         summary = (
             f"The customer wants to cancel reservation {rid}, part of which has already been flown."
@@ -145,12 +145,13 @@ def book(ctx: Context) -> Decision:
     )
 
 
-def _changed_or_cancelled(ctx: Context, reservation_id: str) -> bool:
-    """Whether an earlier granted request of this intent changed or cancelled the reservation."""
+def _changed_or_cancelled(ctx: Context, reservation_id: str | None) -> bool:
+    """Whether an earlier request of this intent changed or cancelled the reservation (any
+    reservation when None)."""
     for decision in ctx.earlier:
         for write in decision.writes:
             if write.name in ("cancel_reservation", "update_reservation_flights") and (
-                write.arguments.get("reservation_id") == reservation_id
+                reservation_id in (None, write.arguments.get("reservation_id"))
             ):
                 return True
     return False
@@ -179,6 +180,11 @@ def compensation(ctx: Context) -> Decision:
     reservations; a cancelled flight earns 100 x passengers, a delayed one 50 x passengers once
     the reservation is changed or cancelled; nothing for any other reason."""
     request = ctx.request
+    if request.complaint == "delayed" and not _changed_or_cancelled(ctx, request.reservation_id):
+        # Categorical: nothing to look up when the customer keeps the reservation as it is.
+        return ctx.decide(
+            "refused", "a delay earns nothing unless the trip is changed or cancelled"
+        )
     user = ctx.user()
     reads: list[Any] = [user_read(user["user_id"])]
     reservation = _complained_reservation(ctx, user, reads)
@@ -215,10 +221,6 @@ def compensation(ctx: Context) -> Decision:
         amount, clause = 100 * passengers, "a cancelled flight: a certificate of 100 per passenger"
     elif request.complaint == "delayed" and status == "delayed" and _changed_or_cancelled(ctx, rid):
         amount, clause = 50 * passengers, "a delayed flight, changed or cancelled: 50 per passenger"
-    elif request.complaint == "delayed" and status == "delayed":
-        return ctx.decide(
-            "refused", "a delay earns nothing unless the reservation is changed or cancelled", reads
-        )
     else:
         return ctx.decide("refused", "the facts do not match the complaint", reads)
     write = call("send_certificate", user_id=user["user_id"], amount=amount)
@@ -246,7 +248,7 @@ def info(ctx: Context) -> Decision:
         reservation, refusal = ctx.reservation()
         if reservation is None:
             return refusal  # type: ignore[return-value]
-        reads = [reservation_read(reservation["reservation_id"])]
+        reads = ctx.reservation_reads(reservation["reservation_id"])
         if question == "reservation_cost":
             value = paid(reservation)
         else:

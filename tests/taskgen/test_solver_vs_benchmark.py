@@ -1,0 +1,77 @@
+"""The policy solver against the benchmark's gold: agreements stay agreements, the expressed
+count does not drop, and the disagreements are the known ones (docs/solver-validation.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from airline_gym.domain.benchmarks import TAU2, TAU3
+from airline_gym.domain.database import load_pristine
+from airline_gym.domain.intents import Intent
+from airline_gym.errors import ConfigError
+from airline_gym.taskgen.benchmark_intents import TAU2_DIFFERS, benchmark_intent, expressed_ids
+from airline_gym.taskgen.validate import rows, table
+from tests.conftest import need_shared_tau3
+
+#: τ³ tasks where the solver's writes give the gold DB and it says the gold numbers.
+AGREEING = frozenset(str(i) for i in range(50)) - {"39", "46"}
+#: Task 46 (refund of insurance already bought) is not expressed; task 39's gold cancels an
+#: insured economy reservation for a reason insurance does not cover.
+EXPRESSED_AT_LEAST = 49
+
+
+@pytest.fixture(scope="module")
+def found():
+    need_shared_tau3()
+    return {r.task_id: r for r in rows(load_pristine())}
+
+
+def test_agreements_stay_agreements(found):
+    agreeing = {i for i, r in found.items() if r.agrees}
+    assert agreeing >= AGREEING, f"no longer agreeing: {sorted(AGREEING - agreeing, key=int)}"
+
+
+def test_the_expressed_count_does_not_drop(found):
+    assert len(found) >= EXPRESSED_AT_LEAST
+    assert set(expressed_ids(TAU3)) == set(found)
+
+
+def test_task_39_disagrees_on_the_db_only(found):
+    row = found["39"]
+    assert (row.db_same, row.said_same) == (False, True)
+
+
+def test_where_tau3_fixed_tau2_the_solver_sides_with_tau3(found):
+    """τ³ changed 12 tasks' gold DB or numbers; the solver agrees with τ³ on all 12, with τ² on
+    none of them (τ²'s gold contradicts the policy there)."""
+    fixed = {i for i, r in found.items() if r.agrees and not r.tau2_agrees}
+    assert fixed == set(TAU2_DIFFERS)
+
+
+def test_tau2_shares_the_intents_of_unchanged_tasks(found):
+    shared = set(expressed_ids(TAU2))
+    assert shared == set(found) - TAU2_DIFFERS
+    assert all(found[i].tau2_agrees for i in shared - {"39"})
+    assert benchmark_intent("14", TAU2) is None
+    assert benchmark_intent("15", TAU2) == benchmark_intent("15", TAU3)
+
+
+def test_benchmark_intents_round_trip_through_json():
+    for task_id in expressed_ids(TAU3):
+        intent = benchmark_intent(task_id)
+        assert intent is not None and Intent.from_json(intent.to_json()) == intent
+
+
+def test_unknown_task_or_benchmark():
+    assert benchmark_intent("46") is None and benchmark_intent("999") is None
+    with pytest.raises(ConfigError):
+        benchmark_intent("1", "tau9")
+
+
+def test_the_table_gives_the_totals(found):
+    text = table(list(found.values()))
+    assert text.splitlines()[0] == (
+        f"expressed {len(found)} of 50 tau3 tasks; agree {sum(r.agrees for r in found.values())}; "
+        f"disagree {sum(not r.agrees for r in found.values())}"
+    )
+    assert "| 39 | cancel cancel cancel cancel cancel |" in text
