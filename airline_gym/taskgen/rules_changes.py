@@ -31,7 +31,9 @@ def _charge(ctx: Context, reservation: Record, total: int) -> tuple[str | None, 
     """
     payment_id = ctx.payment_id(reservation)
     methods = ctx.user(reservation["user_id"])["payment_methods"]
-    method = methods.get(payment_id) if payment_id else None
+    if payment_id is None:
+        return None, ctx.decide("declined", "no gift card or credit card named for the change")
+    method = methods.get(payment_id)
     if method is None:
         return None, ctx.decide("refused", "the payment method must be in the profile")
     if method["source"] == "certificate":

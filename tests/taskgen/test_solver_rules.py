@@ -136,6 +136,8 @@ def test_kept_segments_keep_their_price(db):
         ("HAT118", 167),
     ]
     assert [f["flight_number"] for f in flights[2:]] == ["HAT290", "HAT175"]
+    # The decision's amount is what the tool charged: the return's difference only.
+    assert view.reservation("OBUT9V")["payment_history"][-1]["amount"] == d.amount
 
 
 def test_a_change_over_the_customers_cap_is_declined(db):
