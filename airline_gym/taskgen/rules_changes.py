@@ -12,6 +12,7 @@ from airline_gym.domain.records import Record
 from airline_gym.taskgen.context import Context, SolverError
 from airline_gym.taskgen.facts import (
     BAG_FEE,
+    FLOWN,
     call,
     directions,
     flown_segments,
@@ -127,6 +128,12 @@ def change_flights(ctx: Context) -> Decision:
     reads.append(user_read(reservation["user_id"]))
     chosen = {leg.direction: leg.rule for leg in request.legs}
     flights: list[dict[str, str]] = []
+    kept = [segments[i] for d in ("outbound", "return") if d not in chosen for i in parts[d]]
+    if cabin != reservation["cabin"]:
+        blocker = _reprice_blocker(ctx, reservation, cabin, kept, reads)
+        if blocker is not None:
+            return blocker
+        reads += _price_searches(kept)
     for direction in ("outbound", "return"):
         indexes = parts[direction]
         if not indexes:
@@ -146,10 +153,40 @@ def change_flights(ctx: Context) -> Decision:
         if rule.max_price is not None and option.price(cabin) > rule.max_price:
             return ctx.decide("declined", "the flight costs more than the customer's cap", reads)
         flights += option.flights
+    if [f["date"] for f in flights] != sorted(f["date"] for f in flights):
+        return ctx.decide("declined", "the new flights would not follow one another", reads)
     current = [{"flight_number": s["flight_number"], "date": s["date"]} for s in segments]
     if flights == current and cabin == reservation["cabin"]:
         return ctx.decide("declined", "the customer's rule picks the flights they have", reads)
     return _update(ctx, reservation, cabin, flights, reads)
+
+
+def _reprice_blocker(
+    ctx: Context, reservation: Record, cabin: str, segments: list[Record], reads: list[Any]
+) -> Decision | None:
+    """Why segments cannot be repriced in a new cabin, if they cannot: a flown one (policy: no
+    cabin change once a flight was flown), one no longer bookable, or too few seats."""
+    passengers = len(reservation["passengers"])
+    statuses = [status_of(ctx.db, s["flight_number"], s["date"]) for s in segments]
+    if FLOWN.intersection(statuses):
+        return ctx.decide("refused", "the cabin cannot change once a flight was flown", reads)
+    for s, status in zip(segments, statuses, strict=True):
+        if status != "available":
+            return ctx.decide("refused", "every flight must be bookable to change cabin", reads)
+        seats = ctx.db.flight(s["flight_number"])["dates"][s["date"]]["available_seats"]  # type: ignore[index]
+        if seats[cabin] < passengers:
+            return ctx.decide("declined", "not enough seats in that cabin", reads)
+    return None
+
+
+def _price_searches(segments: list[Record]) -> list[Any]:
+    """The searches that show each segment's price today (one direct search per segment)."""
+    return [
+        call(
+            "search_direct_flight", origin=s["origin"], destination=s["destination"], date=s["date"]
+        )
+        for s in segments
+    ]
 
 
 def change_cabin(ctx: Context) -> Decision:
@@ -167,22 +204,11 @@ def change_cabin(ctx: Context) -> Decision:
     if flown_segments(ctx.db, reservation):
         return ctx.decide("refused", "the cabin cannot change once a flight was flown", reads)
     segments = reservation["flights"]
-    passengers = len(reservation["passengers"])
-    for s in segments:
-        if status_of(ctx.db, s["flight_number"], s["date"]) != "available":
-            return ctx.decide(
-                "refused", "every flight must still be bookable to change cabin", reads
-            )
-        seats = ctx.db.flight(s["flight_number"])["dates"][s["date"]]["available_seats"]  # type: ignore[index]
-        if seats[cabin] < passengers:
-            return ctx.decide("declined", "not enough seats in that cabin", reads)
+    blocker = _reprice_blocker(ctx, reservation, cabin, segments, reads)
+    if blocker is not None:
+        return blocker
     reads.append(user_read(reservation["user_id"]))
-    reads += [
-        call(
-            "search_direct_flight", origin=s["origin"], destination=s["destination"], date=s["date"]
-        )
-        for s in segments
-    ]
+    reads += _price_searches(segments)
     flights = [{"flight_number": s["flight_number"], "date": s["date"]} for s in segments]
     return _update(ctx, reservation, cabin, flights, reads)
 

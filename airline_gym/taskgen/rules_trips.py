@@ -101,6 +101,8 @@ def book(ctx: Context) -> Decision:
             return ctx.decide("declined", "the flight costs more than the customer's cap", reads)
         flights += option.flights
         price += option.price(cabin)
+    if [f["date"] for f in flights] != sorted(f["date"] for f in flights):
+        return ctx.decide("declined", "the return would leave before the outbound", reads)
     bags = request.total_bags or 0
     nonfree = max(0, bags - free_bags(user["membership"], cabin, n))
     total = price * n + (INSURANCE_FEE * n if request.insurance else 0) + BAG_FEE * nonfree

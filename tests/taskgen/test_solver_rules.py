@@ -371,3 +371,24 @@ def test_writes_of_many_decisions_apply_without_tool_errors(db):
                 assert not execute(view, write.name, dict(write.arguments)).error
             granted += solution.decisions[0].outcome == "granted"
     assert granted > 100
+
+
+def test_a_new_cabin_with_a_flown_kept_segment_is_refused(db):
+    # ZBCR1P: business; the outbound is cancelled and flying, the return still bookable.
+    leg = Leg("return", FlightRule("2024-05-18", direct_only=False))
+    request = Request(
+        "change_flights",
+        reservation_id="ZBCR1P",
+        cabin="economy",
+        legs=(leg,),
+        payment=(PaymentPart("credit_card_4938634"),),
+    )
+    d = one(db, "chen_lee_6825", request)
+    assert (d.outcome, d.writes) == ("refused", ())
+    assert "flown" in d.clause
+
+
+def test_a_return_before_the_outbound_is_declined(db):
+    trip = Trip("JFK", "SEA", FlightRule("2024-05-20", direct_only=False), FlightRule("2024-05-18"))
+    d = one(db, "mia_li_3668", mia_booking(trip=trip))
+    assert (d.outcome, d.writes) == ("declined", ())
