@@ -11,10 +11,11 @@ from airline_gym.domain.database import AirlineDB
 from airline_gym.domain.decisions import Call, Decision, Outcome
 from airline_gym.domain.intents import Intent, Request
 from airline_gym.domain.records import Record
+from airline_gym.errors import AirlineGymError
 from airline_gym.taskgen.facts import reservation_read, user_read
 
 
-class SolverError(ValueError):
+class SolverError(AirlineGymError, ValueError):
     """The intent cannot be decided (a malformed request, or a write the tools refuse)."""
 
 

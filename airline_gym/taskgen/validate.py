@@ -9,12 +9,15 @@ A row agrees when replaying the solver's writes on the pristine DB gives the gol
 
 from __future__ import annotations
 
+import argparse
 import sys
 from dataclasses import dataclass
+from typing import NoReturn
 
 from airline_gym.domain.database import PristineDB, load_pristine, same_db
 from airline_gym.domain.grading import gold_db
 from airline_gym.domain.tasks import Task, load_task_set
+from airline_gym.errors import AirlineGymError
 from airline_gym.taskgen.benchmark_intents import benchmark_intent
 from airline_gym.taskgen.solver import apply, solve
 
@@ -89,9 +92,20 @@ def table(found: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
-    """Print the table."""
-    print(table(rows()))
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the table; a bad argument is one line and exit 2, a failure one line and exit 1."""
+    parser = _Parser(prog="python -m airline_gym.taskgen.validate", description=__doc__)
+    parser.parse_args(argv)
+    try:
+        print(table(rows()))
+    except AirlineGymError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
     return 0
 
 

@@ -10,7 +10,7 @@ from airline_gym.domain.database import load_pristine
 from airline_gym.domain.intents import Intent
 from airline_gym.errors import ConfigError
 from airline_gym.taskgen.benchmark_intents import TAU2_DIFFERS, benchmark_intent, expressed_ids
-from airline_gym.taskgen.validate import rows, table
+from airline_gym.taskgen.validate import main, rows, table
 from tests.conftest import need_shared_tau3
 
 #: τ³ tasks where the solver's writes give the gold DB and it says the gold numbers.
@@ -75,3 +75,22 @@ def test_the_table_gives_the_totals(found):
         f"disagree {sum(not r.agrees for r in found.values())}"
     )
     assert "| 39 | cancel cancel cancel cancel cancel |" in text
+
+
+def test_the_command_prints_the_table(found, capsys):
+    assert main([]) == 0
+    assert capsys.readouterr().out.startswith("expressed 49 of 50 tau3 tasks; agree 48;")
+
+
+def test_the_command_refuses_a_bad_argument_in_one_line(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--bogus"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_the_command_reports_missing_data_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("AIRLINE_GYM_TAU3_DIR", str(tmp_path))
+    assert main([]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "tasks.json" in err
