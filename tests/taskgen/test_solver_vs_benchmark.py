@@ -8,6 +8,7 @@ import pytest
 from airline_gym.domain.benchmarks import TAU2, TAU3
 from airline_gym.domain.database import load_pristine
 from airline_gym.domain.intents import Intent
+from airline_gym.domain.tasks import load_task_set
 from airline_gym.errors import ConfigError
 from airline_gym.taskgen.benchmark_intents import TAU2_DIFFERS, benchmark_intent, expressed_ids
 from airline_gym.taskgen.validate import main, rows, table
@@ -94,3 +95,11 @@ def test_the_command_reports_missing_data_in_one_line(tmp_path, monkeypatch, cap
     assert main([]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "tasks.json" in err
+
+
+def test_each_intent_is_the_customer_the_task_names(found):
+    tasks = load_task_set("tau3")
+    for task_id in found:
+        intent = benchmark_intent(task_id)
+        assert intent is not None
+        assert intent.user_id in tasks[task_id].instructions["known_info"], task_id
