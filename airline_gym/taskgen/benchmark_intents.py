@@ -17,18 +17,36 @@ True
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from airline_gym.domain.benchmarks import TAU2, TAU3, check_benchmark
-from airline_gym.domain.intents import Intent
+from airline_gym.domain.intents import Intent, Persona
 from airline_gym.taskgen import bench_tasks_a, bench_tasks_b
 
-__all__ = ["TAU2_DIFFERS", "benchmark_intent", "expressed_ids"]
+__all__ = ["PERSONAS", "TAU2_DIFFERS", "benchmark_intent", "expressed_ids"]
 
 #: τ³ task ids whose gold DB or ``communicate_info`` differ from τ²'s (spec §9.4).
 TAU2_DIFFERS = frozenset({"2", "7", "9", "14", "23", "27", "29", "33", "35", "37", "38", "44"})
 
 
+_TERSE, _HURRIED = Persona(terse=True), Persona(patient=False)
+#: How the customers of some tasks talk: in few words (only what they are asked), or impatient.
+PERSONAS: dict[str, Persona] = {
+    "7": _TERSE,
+    "11": _HURRIED,
+    "19": _TERSE,
+    "20": _TERSE,
+    "21": Persona(terse=True, patient=False),
+    "22": _TERSE,
+    "30": _TERSE,
+    "40": _TERSE,
+    "47": _TERSE,
+}
+
+
 def _build() -> dict[str, Intent]:
-    return {**bench_tasks_a.intents(), **bench_tasks_b.intents()}
+    intents = {**bench_tasks_a.intents(), **bench_tasks_b.intents()}
+    return {k: replace(v, persona=PERSONAS.get(k, v.persona)) for k, v in intents.items()}
 
 
 _INTENTS = _build()

@@ -103,3 +103,11 @@ def test_each_intent_is_the_customer_the_task_names(found):
         intent = benchmark_intent(task_id)
         assert intent is not None
         assert intent.user_id in tasks[task_id].instructions["known_info"], task_id
+
+
+def test_tasks_sharing_requests_keep_their_own_persona():
+    # 17 and 22 ask for the same changes; 22's customer says only what it is asked.
+    seventeen, twenty_two = benchmark_intent("17"), benchmark_intent("22")
+    assert seventeen is not None and twenty_two is not None
+    assert seventeen.requests == twenty_two.requests
+    assert (seventeen.persona.terse, twenty_two.persona.terse) == (False, True)
