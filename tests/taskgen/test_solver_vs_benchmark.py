@@ -3,14 +3,19 @@ count does not drop, and the disagreements are the known ones (docs/solver-valid
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from airline_gym.domain.benchmarks import TAU2, TAU3
 from airline_gym.domain.database import load_pristine
 from airline_gym.domain.intents import Intent
 from airline_gym.domain.tasks import load_task_set
+from airline_gym.domain.toolbox import execute
+from airline_gym.domain.tools import TOOL_TYPES
 from airline_gym.errors import ConfigError
 from airline_gym.taskgen.benchmark_intents import TAU2_DIFFERS, benchmark_intent, expressed_ids
+from airline_gym.taskgen.solver import apply, solve
 from airline_gym.taskgen.validate import main, rows, table
 from tests.conftest import need_shared_tau3
 
@@ -111,3 +116,25 @@ def test_tasks_sharing_requests_keep_their_own_persona():
     assert seventeen is not None and twenty_two is not None
     assert seventeen.requests == twenty_two.requests
     assert (seventeen.persona.terse, twenty_two.persona.terse) == (False, True)
+
+
+def test_every_required_lookup_is_a_read_that_succeeds_where_it_is_needed():
+    """Replayed in order, each decision's reads run without error before its writes, on the DB
+    the earlier writes left (an agent can make every lookup the gold requires)."""
+    base = load_pristine()
+    for task_id in expressed_ids(TAU3):
+        intent = benchmark_intent(task_id)
+        assert intent is not None
+        view = base.fork()
+        for decision in solve(base, intent).decisions:
+            found: dict[str, list[object]] = {}
+            for read in decision.reads:
+                assert TOOL_TYPES[read.name] == "read", (task_id, read)
+                result = execute(view, read.name, dict(read.arguments))
+                assert not result.error, (task_id, read)
+                if read.name.startswith("search"):
+                    route = json.dumps(read.arguments, sort_keys=True)
+                    found.setdefault(route, []).extend(json.loads(result.content))
+            if decision.outcome == "granted":  # a grant relies on what its searches found
+                assert all(found.values()), (task_id, found)
+            apply(view, decision.writes)
