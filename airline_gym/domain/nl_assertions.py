@@ -311,5 +311,15 @@ def judge_with_cache(judge: Any, cache: Any) -> Any:
     from airline_gym.llm.reply_cache import CachedChatModel
 
     if isinstance(judge, LiteLLMChatModel) and cache is not None:
-        return CachedChatModel(judge, cache)
+        return CachedChatModel(judge, cache, accept=_parses)
     return judge
+
+
+def _parses(reply: Any) -> bool:
+    """Whether a judge reply holds verdicts: one that does not is never cached, so a retry
+    asks the judge again."""
+    try:
+        parse_verdicts(getattr(reply, "content", None))
+    except (JudgeReplyError, RecursionError):
+        return False
+    return True

@@ -13,6 +13,10 @@ The file is SQLite (standard library) in WAL mode with a busy timeout: threads, 
 path and several processes can share it. When two runs miss the same request at once, the first
 reply stored wins and both use it. A file that is not a reply cache (damaged, or another
 program's database) is refused with a one-line :class:`ReplyCacheError`, before anything runs.
+A damaged row (not a stored reply's JSON, over :data:`MAX_ROW_CHARS`) is a miss: the model is
+asked again and the row overwritten. A caller's ``accept`` test keeps replies it cannot use (a
+judge reply that does not parse, a customer reply without text) out of the file, so a retry
+really asks the model again.
 
 Wrap any :class:`~airline_gym.llm.client.LiteLLMChatModel` (the customer's, a judge's)::
 
@@ -31,7 +35,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +43,14 @@ from airline_gym.errors import ConfigError
 from airline_gym.llm.client import LiteLLMChatModel
 from airline_gym.llm.replies import ChatReply
 
-__all__ = ["CachedChatModel", "ReplyCache", "ReplyCacheError", "open_reply_cache", "request_key"]
+__all__ = [
+    "MAX_ROW_CHARS",
+    "CachedChatModel",
+    "ReplyCache",
+    "ReplyCacheError",
+    "open_reply_cache",
+    "request_key",
+]
 
 _FORMAT = "airline-gym reply cache 1"
 #: Request fields that do not change the reply: where it is sent, how, and with which key.
@@ -49,6 +60,11 @@ _TRANSPORT = frozenset(
 #: Parts of field names that may carry credentials: never hashed, never written to the file.
 _SECRET_PARTS = ("key", "header", "secret", "password", "auth", "organization")
 _BUSY_TIMEOUT_S = 60.0
+#: A stored reply longer than this (characters) is treated as damaged: a miss, never decoded.
+MAX_ROW_CHARS = 16 * 1024 * 1024
+#: Whether a reply is fit to keep and to serve (the default: every well-formed reply is).
+Accept = Callable[[ChatReply], bool]
+_SELECT = "SELECT substr(reply, 1, ?) FROM replies WHERE key = ?"
 
 
 class ReplyCacheError(ConfigError):
@@ -166,18 +182,30 @@ class ReplyCache:
 
     # -- replies ----------------------------------------------------------------------------
 
-    def get(self, request: Mapping[str, Any]) -> ChatReply | None:
-        """The stored reply to ``request`` (a hit), or ``None`` (a miss)."""
-        row = self._run("SELECT reply FROM replies WHERE key = ?", (request_key(request),))
+    def get(self, request: Mapping[str, Any], accept: Accept | None = None) -> ChatReply | None:
+        """The stored reply to ``request`` (a hit), or ``None`` (a miss): also when the row is
+        damaged or ``accept`` refuses the stored reply."""
+        row = self._run(_SELECT, (MAX_ROW_CHARS + 1, request_key(request)))
+        found = None if row is None else _decode(row[0])
+        if found is not None and accept is not None and not accept(found):
+            found = None
         with self._lock:
-            if row is None:
+            if found is None:
                 self.misses += 1
             else:
                 self.hits += 1
-        return None if row is None else _decode(row[0])
+        return found
 
-    def put(self, request: Mapping[str, Any], reply: ChatReply) -> ChatReply:
-        """Store ``reply`` unless another is stored already; the stored one is returned."""
+    def put(
+        self, request: Mapping[str, Any], reply: ChatReply, accept: Accept | None = None
+    ) -> ChatReply:
+        """Store ``reply`` unless a usable one is stored already; the stored one is returned.
+
+        A damaged stored row, or one ``accept`` refuses, is overwritten; a ``reply`` that
+        ``accept`` refuses is returned and not stored.
+        """
+        if accept is not None and not accept(reply):
+            return reply
         key = request_key(request)
         stored = json.dumps(
             {"content": reply.content, "tool_calls": reply.tool_calls, "usage": reply.usage}
@@ -186,10 +214,19 @@ class ReplyCache:
         self._run(
             "INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?)", (key, body, stored, time.time())
         )
-        row = self._run("SELECT reply FROM replies WHERE key = ?", (key,))
+        row = self._run(_SELECT, (MAX_ROW_CHARS + 1, key))
         if row is None:  # pragma: no cover - written just above in the same file
             raise ReplyCacheError(f"reply cache {self.path}: a stored reply vanished")
-        return reply if row[0] == stored else _decode(row[0])
+        if row[0] == stored:
+            return reply
+        found = _decode(row[0])
+        if found is not None and (accept is None or accept(found)):
+            return found  # another run stored its reply first: both use that one
+        self._run(
+            "UPDATE replies SET request = ?, reply = ?, created = ? WHERE key = ?",
+            (body, stored, time.time(), key),
+        )
+        return reply
 
     def counts(self) -> dict[str, int]:
         """``{"hits": ..., "misses": ...}`` since this object was made."""
@@ -208,12 +245,37 @@ class ReplyCache:
                 self._connection = None
 
 
-def _decode(text: str) -> ChatReply:
-    data = json.loads(text)
-    return ChatReply(
-        content=data.get("content"),
-        tool_calls=list(data.get("tool_calls") or []),
-        usage=data.get("usage"),
+def _decode(text: Any) -> ChatReply | None:
+    """The reply stored as ``text``, or ``None`` when the row is damaged (any other shape)."""
+    if not isinstance(text, str) or len(text) > MAX_ROW_CHARS:
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    content, calls, usage = data.get("content"), data.get("tool_calls"), data.get("usage")
+    if content is not None and not isinstance(content, str):
+        return None
+    if calls is None:
+        calls = []
+    if not isinstance(calls, list) or not all(_is_tool_call(c) for c in calls):
+        return None
+    if usage is not None and not isinstance(usage, dict):
+        return None
+    return ChatReply(content=content, tool_calls=calls, usage=usage)
+
+
+def _is_tool_call(call: Any) -> bool:
+    """An OpenAI-format tool call as :func:`~airline_gym.llm.replies.parse_reply` makes them."""
+    if not isinstance(call, dict) or not isinstance(call.get("id"), str):
+        return False
+    function = call.get("function")
+    return (
+        isinstance(function, dict)
+        and isinstance(function.get("name"), str)
+        and isinstance(function.get("arguments"), str)
     )
 
 
@@ -230,12 +292,16 @@ class CachedChatModel:
     """A :class:`LiteLLMChatModel` whose replies are looked up in a :class:`ReplyCache` first.
 
     On a hit no request is made and the reply has no cost (nothing was spent); on a miss the
-    model is asked and its reply stored. Errors of the model are not stored.
+    model is asked and its reply stored. Errors of the model are not stored, nor replies that
+    ``accept`` (when given) refuses: asking again then asks the model again.
     """
 
-    def __init__(self, model: LiteLLMChatModel, cache: ReplyCache) -> None:
+    def __init__(
+        self, model: LiteLLMChatModel, cache: ReplyCache, accept: Accept | None = None
+    ) -> None:
         self.model = model
         self.cache = cache
+        self.accept = accept
 
     def request(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
@@ -248,18 +314,18 @@ class CachedChatModel:
     ) -> ChatReply:
         """The stored reply, else the model's (then stored)."""
         request = self.request(messages, tools)
-        found = self.cache.get(request)
+        found = self.cache.get(request, self.accept)
         if found is not None:
             return found
-        return self.cache.put(request, self.model.complete(messages, tools))
+        return self.cache.put(request, self.model.complete(messages, tools), self.accept)
 
     async def acomplete(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
     ) -> ChatReply:
         """Async :meth:`complete`; the file is read and written off the event loop."""
         request = self.request(messages, tools)
-        found = await asyncio.to_thread(self.cache.get, request)
+        found = await asyncio.to_thread(self.cache.get, request, self.accept)
         if found is not None:
             return found
         reply = await self.model.acomplete(messages, tools)
-        return await asyncio.to_thread(self.cache.put, request, reply)
+        return await asyncio.to_thread(self.cache.put, request, reply, self.accept)

@@ -124,9 +124,9 @@ class LLMUser(UserSimulator):
 
     def _client(self) -> LiteLLMChatModel | CachedChatModel:
         """The chat model, behind the reply cache when there is one."""
-        return (
-            self.chat_model if self.cache is None else CachedChatModel(self.chat_model, self.cache)
-        )
+        if self.cache is None:
+            return self.chat_model
+        return CachedChatModel(self.chat_model, self.cache, accept=_has_text)
 
     def _error(self, exc: LLMError | ReplyCacheError) -> UserSimulatorError:
         cause = exc.cause if isinstance(exc, LLMError) else str(exc)
@@ -142,3 +142,8 @@ class LLMUser(UserSimulator):
                 f"({len(answer.tool_calls)} tool call(s) and no content)"
             )
         return answer.content
+
+
+def _has_text(answer: ChatReply) -> bool:
+    """A customer reply worth keeping: one with text (a reply without is retried, not cached)."""
+    return bool(answer.content and answer.content.strip())
