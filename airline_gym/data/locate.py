@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 from airline_gym.data.cache import cache_dir
 from airline_gym.data.fetch import _agent_instruction_from_source, ensure_cache
+from airline_gym.data.limits import TEXT_MAX_BYTES, read_limited_text
 from airline_gym.data.manifest import (
     _CHECKOUT_AGENT_SOURCE,
     _CHECKOUT_PATHS,
@@ -94,7 +95,7 @@ def _user_agent_instruction(root: Path, checkout: bool, origin: str) -> Path:
         source_file = root.joinpath(*_CHECKOUT_AGENT_SOURCE)
         if source_file.is_file():
             try:
-                text = source_file.read_text(encoding="utf-8")
+                text = read_limited_text(source_file, TEXT_MAX_BYTES, "source file")
             except (OSError, UnicodeDecodeError) as exc:
                 raise DataError(
                     f"Cannot read {source_file} ({exc}); fix it, or put an "
@@ -128,7 +129,7 @@ def _store_derived_instruction(text: str) -> Path:
     for folder in candidates:
         path = folder / name
         try:
-            if path.is_file() and path.read_bytes() == data:
+            if path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data:
                 return path
             folder.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=folder, prefix=".agent_instruction-")

@@ -25,6 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from airline_gym.data.limits import DB_MAX_BYTES, read_limited
 from airline_gym.domain import records
 from airline_gym.domain.records import Record
 from airline_gym.errors import ConfigError
@@ -94,9 +95,9 @@ class PristineDB:
 @cache
 def _load_pristine(path: str, mtime_ns: int) -> PristineDB:
     start = time.perf_counter()
+    data = read_limited(path, DB_MAX_BYTES, "airline database")
     try:
-        with open(path, encoding="utf-8") as f:
-            raw = json.load(f)
+        raw = json.loads(data)
     except (ValueError, RecursionError) as exc:  # truncated, empty, not UTF-8, too deep
         raise ConfigError(f"{path}: not an airline DB: not valid JSON ({exc})") from None
     try:

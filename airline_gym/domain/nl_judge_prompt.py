@@ -19,6 +19,7 @@ from functools import cache
 from typing import Any
 
 from airline_gym.data import DataError, data_files
+from airline_gym.data.limits import TEXT_MAX_BYTES, read_limited_text
 
 __all__ = ["JudgePrompt", "judge_prompt", "render_trajectory"]
 
@@ -103,8 +104,7 @@ def _user_pieces(node: ast.expr, where: str) -> tuple[tuple[str, str], ...]:
 @cache
 def _read(path: str) -> JudgePrompt:
     try:
-        with open(path, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read(), filename=path)
+        tree = ast.parse(read_limited_text(path, TEXT_MAX_BYTES, "source file"), filename=path)
     except (OSError, UnicodeDecodeError, SyntaxError) as exc:
         raise DataError(f"Cannot read the reference's NL evaluator {path}: {exc}") from exc
     where = f"{path} ({_CLASS}.{_METHOD})"

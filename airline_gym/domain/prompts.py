@@ -11,6 +11,7 @@ import textwrap
 from functools import cache
 
 from airline_gym.data import data_files
+from airline_gym.data.limits import TEXT_MAX_BYTES, read_limited_text
 from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, guidelines_path
 from airline_gym.domain.tasks import Task
 from airline_gym.errors import ConfigError
@@ -25,8 +26,7 @@ USER_STOP_TOKENS = (STOP, TRANSFER, OUT_OF_SCOPE)
 @cache
 def _read(path: str) -> str:
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+        return read_limited_text(path, TEXT_MAX_BYTES, "text file")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text ({exc})") from None
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from airline_gym.data import DataError, data_files
+from airline_gym.data.limits import TEXT_MAX_BYTES, read_limited_text
 
 # Google-style section titles the reference's docstring parser knows; ``Args``-like ones hold
 # the argument descriptions.
@@ -108,8 +109,7 @@ def _arguments(chunk: str) -> dict[str, str]:
 
 def _parse(path: str) -> ast.Module:
     try:
-        with open(path, encoding="utf-8") as fh:
-            return ast.parse(fh.read(), filename=path)
+        return ast.parse(read_limited_text(path, TEXT_MAX_BYTES, "source file"), filename=path)
     except (OSError, UnicodeDecodeError, SyntaxError) as exc:
         raise DataError(f"Cannot read the reference source {path}: {exc}") from exc
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from airline_gym.data.limits import TASKS_MAX_BYTES, read_limited
 from airline_gym.domain.database import clone
 from airline_gym.domain.task_checks import check_playable_task, check_task
 from airline_gym.errors import ConfigError, MissingFileError, UnknownIdError
@@ -209,9 +210,9 @@ def parse_tasks(
 
 
 def _read_json(path: str, what: str) -> Any:
+    data = read_limited(path, TASKS_MAX_BYTES, what)
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        return json.loads(data)
     except (ValueError, RecursionError) as exc:  # broken JSON, numbers past Python's limit
         raise ConfigError(f"{what} {path} is not valid JSON: {exc}") from None
 

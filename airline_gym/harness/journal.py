@@ -29,6 +29,7 @@ from typing import IO, Any
 
 from filelock import FileLock, Timeout
 
+from airline_gym.data.limits import RESULTS_MAX_BYTES, read_limited
 from airline_gym.errors import ConfigError, SaveError
 from airline_gym.harness.results import JSONObject, Results, encode, parse_json, write_atomic
 from airline_gym.harness.results.io import check_simulation
@@ -110,7 +111,7 @@ class RunFile:
 
     def _read_journal(self) -> tuple[JSONObject | None, list[JSONObject]]:
         source = str(self.journal)
-        data = self.journal.read_bytes()
+        data = read_limited(self.journal, RESULTS_MAX_BYTES, "journal")
         self._valid_size = data.rfind(b"\n") + 1  # after it: an unfinished write, ignored
         lines = data[: self._valid_size].split(b"\n")[:-1]
         if not lines:

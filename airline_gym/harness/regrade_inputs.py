@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from airline_gym.data.limits import TASK_ID_MAP_MAX_BYTES
 from airline_gym.domain.benchmarks import benchmark_tasks
 from airline_gym.domain.database import PristineDB, load_pristine
 from airline_gym.domain.tasks import Task, load_task_set, parse_tasks
@@ -38,7 +39,7 @@ def load_task_id_map(path: str | os.PathLike[str]) -> dict[str, str]:
 
     The fix file maps each id to ``{"recovered_task_id": ...}`` (or ``{"task_id": ...}``).
     """
-    data = read_json(path)
+    data = read_json(path, TASK_ID_MAP_MAX_BYTES, "task id map")
     if isinstance(data, dict) and isinstance(data.get("by_simulation_id"), dict):
         data = data["by_simulation_id"]
     if not isinstance(data, dict):

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from airline_gym.agents import LiteLLMAgent
+from airline_gym.data.limits import TEXT_MAX_BYTES, read_limited_text
 from airline_gym.errors import ConfigError
 from airline_gym.harness.results import JSONObject
 
@@ -55,7 +56,9 @@ def user_info(config: EvalConfig) -> JSONObject:
     model = config.user_model or os.environ.get(USER_MODEL_ENV) or DEFAULT_USER_MODEL
     args = {k: v for k, v in (config.user_llm_args or {}).items() if "key" not in k.lower()}
     args.setdefault("temperature", 0.0)
-    guidelines = guidelines_path(config.benchmark, config.data_dir).read_text(encoding="utf-8")
+    guidelines = read_limited_text(
+        guidelines_path(config.benchmark, config.data_dir), TEXT_MAX_BYTES, "text file"
+    )
     return {
         "implementation": "user_simulator",
         "llm": model,

@@ -6,9 +6,9 @@ import json
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
+from airline_gym.data.limits import RESULTS_MAX_BYTES, read_limited
 from airline_gym.domain.prompts import STOP
 from airline_gym.domain.tasks import Task
 from airline_gym.errors import ConfigError
@@ -134,5 +134,4 @@ class ReplayUser(UserSimulator):
 
 
 def _load(path: str | os.PathLike[str]) -> Any:
-    with Path(path).open(encoding="utf-8") as f:
-        return json.load(f)
+    return json.loads(read_limited(path, RESULTS_MAX_BYTES, "replay source"))

@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from airline_gym.data.limits import RESULTS_MAX_BYTES, read_limited
 from airline_gym.domain.task_checks import check_task
 from airline_gym.errors import ConfigError, MissingFileError
 
@@ -71,12 +72,19 @@ def parse_json(text: str | bytes, source: str) -> Any:
         raise ConfigError(f"{source}: not valid JSON ({exc})") from None
 
 
-def read_json(path: str | os.PathLike[str]) -> Any:
-    """A JSON file's content (``FileNotFoundError``/one-line ``ValueError`` on failure)."""
+def read_json(
+    path: str | os.PathLike[str], limit: int = RESULTS_MAX_BYTES, what: str = "results file"
+) -> Any:
+    """A JSON file's content (``FileNotFoundError``/one-line ``ValueError`` on failure); a file
+    over ``limit`` bytes is refused unread (:func:`~airline_gym.data.limits.read_limited`)."""
     path = Path(path)
     if not path.is_file():
         raise MissingFileError(f"no such file: {path}")
-    return parse_json(path.read_bytes(), str(path))
+    try:
+        data = read_limited(path, limit, what)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    return parse_json(data, str(path))
 
 
 # --- validation -----------------------------------------------------------------------------
