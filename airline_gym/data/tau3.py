@@ -6,12 +6,17 @@ in any wheel: on first use they are downloaded from the tau3-bench repository at
 commit (``$AIRLINE_GYM_TAU3_URL`` overrides the base URL), checked against the sha256 sums below
 and cached beside the tau2 data. Offline, ``$AIRLINE_GYM_TAU3_DIR`` names a folder holding
 ``tasks.json`` and ``simulation_guidelines.md``, checked the same way.
+
+A file whose size is not the expected one is refused before it is hashed. A download is bounded:
+each file at most its expected size and :data:`_DOWNLOAD_TIMEOUT_S` of wall time in all (connect,
+redirects, headers and body), whatever the server announces or drips.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +57,9 @@ TAU3_FILES: dict[str, tuple[str, str]] = {
         "740a29dfa64d7bc08eea3bf7493575b914a63f744acbaf7f199ee07eddaf72d3",
     ),
 }
+
+#: File name -> its size in bytes at the commit (checked before hashing, bounds a download).
+TAU3_SIZES: dict[str, int] = {"tasks.json": 155_528, "simulation_guidelines.md": 1_449}
 
 _DOWNLOAD_TIMEOUT_S = 60.0
 _WHERE = (
@@ -111,6 +119,9 @@ def _mismatch(folder: Path) -> str | None:
     for name, (_, expected) in TAU3_FILES.items():
         path = folder / name
         try:
+            size = os.stat(path).st_size
+            if size != TAU3_SIZES[name]:
+                return f"{path} is {size} bytes, expected {TAU3_SIZES[name]} (not hashed)"
             digest = _sha256_file(path)
         except OSError as exc:
             return f"cannot read {path} ({exc.strerror or exc})"
@@ -161,7 +172,7 @@ def _fill_cache(target: Path) -> None:
                 base = os.environ.get(ENV_TAU3_URL, "") or TAU3_URL
                 log.info("downloading the tau3 files from %s into %s", base, target)
                 for name, (rel, _) in TAU3_FILES.items():
-                    _download(f"{base.rstrip('/')}/{rel}", work / name)
+                    _download(f"{base.rstrip('/')}/{rel}", work / name, TAU3_SIZES[name])
                 problem = _mismatch(work)
                 if problem is not None:
                     raise DataError(
@@ -180,19 +191,63 @@ def _fill_cache(target: Path) -> None:
         ) from exc
 
 
-def _download(url: str, dest: Path) -> None:
-    """Fetch ``url`` into ``dest``; any failure is one line naming the fix."""
-    import urllib.error
+def _download(url: str, dest: Path, size: int) -> None:
+    """Fetch ``url`` into ``dest``, at most ``size`` bytes in :data:`_DOWNLOAD_TIMEOUT_S` of
+    wall time (redirects included); any failure is one line naming the fix."""
+    outcome: list[BaseException | None] = []
+    stop = threading.Event()
+    worker = threading.Thread(
+        target=_fetch_bounded, args=(url, dest, size, stop, outcome), daemon=True
+    )
+    worker.start()
+    worker.join(_DOWNLOAD_TIMEOUT_S)
+    if worker.is_alive():  # a drip or a stall: given up, the worker ends at its next read
+        stop.set()
+        problem: str | None = f"not complete after {_DOWNLOAD_TIMEOUT_S:.0f} s"
+    else:
+        problem = _describe(outcome[0]) if outcome and outcome[0] is not None else None
+    if problem is not None:
+        raise DataError(
+            f"Cannot download the tau3 files from {url} ({problem}). Fix the network (or "
+            f"{ENV_TAU3_URL}), or set {ENV_TAU3_DIR} to a folder holding {_WHERE}."
+        )
+
+
+class _TooLarge(Exception):
+    """The server sends (or announces) more than the file's expected size."""
+
+
+def _fetch_bounded(
+    url: str, dest: Path, size: int, stop: threading.Event, outcome: list[BaseException | None]
+) -> None:
+    """The worker of :func:`_download`: stream at most ``size`` bytes into ``dest``."""
     import urllib.request
 
     try:
         with urllib.request.urlopen(url, timeout=_DOWNLOAD_TIMEOUT_S) as response:
-            body = response.read()
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        http = isinstance(exc, urllib.error.HTTPError)
-        reason = exc if http else getattr(exc, "reason", None) or exc
-        raise DataError(
-            f"Cannot download the tau3 files from {url} ({reason}). Fix the network (or "
-            f"{ENV_TAU3_URL}), or set {ENV_TAU3_DIR} to a folder holding {_WHERE}."
-        ) from None
-    dest.write_bytes(body)
+            announced = response.headers.get("Content-Length", "")
+            if announced.strip().isdigit() and int(announced) > size:
+                raise _TooLarge(f"the server announces {int(announced)} bytes, expected {size}")
+            got = 0
+            with open(dest, "wb") as fh:
+                while not stop.is_set():
+                    chunk = response.read(min(1 << 16, size + 1 - got))
+                    if not chunk:
+                        break
+                    got += len(chunk)
+                    if got > size:
+                        raise _TooLarge(f"the server sends more than the expected {size} bytes")
+                    fh.write(chunk)
+        outcome.append(None)
+    except BaseException as exc:  # handed to the waiting thread, which words it
+        outcome.append(exc)
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for a failed download."""
+    import urllib.error
+
+    if isinstance(exc, _TooLarge | urllib.error.HTTPError):
+        return str(exc)
+    reason = getattr(exc, "reason", None) or exc
+    return " ".join(str(reason).split()) or type(exc).__name__

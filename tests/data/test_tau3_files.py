@@ -99,7 +99,8 @@ def test_first_use_downloads_verifies_and_caches(
 def test_a_download_with_the_wrong_checksum_is_refused_and_not_cached(
     fresh_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    altered = TAU3_GUIDELINES.read_bytes() + b"\n"
+    original = TAU3_GUIDELINES.read_bytes()
+    altered = original[:-1] + (b"!" if original[-1:] != b"!" else b"?")  # the same size
     with serve(repository(fresh_cache / "www", guidelines=altered)) as (url, _):
         monkeypatch.setenv(tau3.ENV_TAU3_URL, url)
         with pytest.raises(DataError) as caught:
@@ -136,7 +137,8 @@ def test_an_offline_folder_serves_checked_the_same_way(
     with pytest.raises(DataError, match=r"has no tasks\.json and no simulation_guidelines\.md"):
         tau3.tau3_files()
     (folder / "tasks.json").write_bytes(TAU3_TASKS.read_bytes())
-    (folder / "simulation_guidelines.md").write_bytes(b"Be a customer.\n")
+    wrong = b"Be a customer.\n".ljust(TAU3_GUIDELINES.stat().st_size, b" ")  # the right size
+    (folder / "simulation_guidelines.md").write_bytes(wrong)
     with pytest.raises(DataError, match=r"simulation_guidelines\.md has sha256") as caught:
         tau3.tau3_files()
     assert "\n" not in str(caught.value)
