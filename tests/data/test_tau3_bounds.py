@@ -156,10 +156,9 @@ def test_a_folder_file_of_the_wrong_size_is_not_hashed(tmp_path, monkeypatch):
 
 
 def test_sizes_are_the_shared_files():
-    assert tau3.TAU3_SIZES == {
-        "tasks.json": TAU3_TASKS.stat().st_size,
-        "simulation_guidelines.md": TAU3_GUIDELINES.stat().st_size,
-    }
+    shared = {"tasks.json": TAU3_TASKS, "simulation_guidelines.md": TAU3_GUIDELINES}
+    sizes = {name: path.stat().st_size for name, path in shared.items()}
+    assert sizes == tau3.TAU3_SIZES
 
 
 def test_a_wheel_of_the_wrong_size_is_not_hashed(tmp_path, monkeypatch):
