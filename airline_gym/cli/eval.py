@@ -45,7 +45,7 @@ import sys
 from pathlib import Path
 
 from airline_gym.cli.eval_args import add_arguments
-from airline_gym.cli.eval_out import check_out, interrupted_line
+from airline_gym.cli.eval_out import check_out, check_report_page, interrupted_line, write_page
 from airline_gym.cli.eval_progress import ProgressDisplay as _ProgressDisplay
 from airline_gym.cli.eval_settings import AGENT_KEY_HINT, default_out, eval_agent, eval_config
 from airline_gym.cli.options import check_customer
@@ -62,14 +62,6 @@ __all__ = ["AGENT_KEY_HINT", "add_arguments", "run"]
 
 def _check_plot_support() -> None:
     require("matplotlib", "plot", "--plot")
-
-
-def _write_report(out: Path) -> Path:
-    """The run's HTML report, beside its results file (``airline-gym report``'s default)."""
-    from airline_gym.cli.report import default_output
-    from airline_gym.harness.report import write_report
-
-    return write_report([out], default_output(out))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
         check_customer(probe.user, "--user-api-base")
     out = Path(args.out) if args.out else default_out(args, config)
     check_out(out, args.resume)
+    if args.report:
+        check_report_page(out)
     ran = 0
     display = _ProgressDisplay()
 
@@ -127,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     customer_audit = audit_summary(results.simulations)
     if customer_audit is not None:
         summary["user_audit"] = customer_audit
-    report = _write_report(out) if args.report else None
+    report = write_page(out) if args.report else None
     if args.json:
         print(
             json.dumps({**summary, "out": str(out), **({"report": str(report)} if report else {})})
@@ -148,4 +142,4 @@ def run(args: argparse.Namespace) -> int:
         plot_pass_hat_k({label: pass_hat_k(results)}, args.plot, title=f"pass^k on {out.name}")
         if not args.json:
             print(f"plot: {args.plot}")
-    return 0
+    return 1 if args.report and report is None else 0

@@ -1,13 +1,16 @@
-"""``eval``'s results file in the CLI's words: an --out it refuses, and what Ctrl-C kept."""
+"""``eval``'s results file in the CLI's words: an --out it refuses, what Ctrl-C kept, and the
+``--report`` page (refused before the run when it is a folder; a failure to write it after the
+run is one line, the results file staying saved)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from airline_gym.errors import ConfigError
 from airline_gym.harness.interrupt import Interrupted
 
-__all__ = ["check_out", "interrupted_line"]
+__all__ = ["check_out", "check_report_page", "interrupted_line", "write_page"]
 
 
 def check_out(out: Path, resume: bool) -> None:
@@ -35,3 +38,33 @@ def interrupted_line(stop: Interrupted) -> str:
         f"interrupted: {done} saved in {stop.journal}; run the same command with --resume to "
         "play the rest"
     )
+
+
+def check_report_page(out: Path) -> None:
+    """Refuse ``--report`` before the run when its page (beside ``out``) is a folder."""
+    from airline_gym.cli.report import default_output
+
+    page = default_output(out)
+    if page.is_dir():
+        raise ConfigError(
+            f"--report writes {page}, which is a folder: remove it or choose another --out"
+        )
+
+
+def write_page(out: Path) -> Path | None:
+    """The run's HTML report beside ``out`` (``airline-gym report``'s default path); when it
+    cannot be written, one line on stderr (the results file stays saved) and ``None``."""
+    from airline_gym.cli.report import default_output
+    from airline_gym.harness.report import write_report
+
+    page = default_output(out)
+    try:
+        return write_report([out], page)
+    except OSError as exc:
+        print(
+            f"airline-gym eval: error: cannot write the report {page} "
+            f"({exc.strerror or exc}); the results are saved in {out} (run "
+            f"`airline-gym report {out} --out OTHER.html` to write it elsewhere)",
+            file=sys.stderr,
+        )
+        return None
