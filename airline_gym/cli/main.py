@@ -64,6 +64,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Write an HTML report of a results file (or of two, side by side): one page, works "
         "offline.",
     ),
+    "data": (
+        "airline_gym.cli.data",
+        "Show where the data comes from, and install the tau3 files into the cache once for all.",
+    ),
     "bench": (
         "airline_gym.testing.bench",
         "Measure the domain layer: episode DB creation, memory per live episode, tool calls, "

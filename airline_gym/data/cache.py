@@ -42,6 +42,11 @@ def cache_dir() -> Path:
     return base / "airline-gym" / f"{DIST_NAME}-{DIST_VERSION}"
 
 
+def tau2_cached() -> bool:
+    """Whether the cache holds the verified tau2 data (nothing is fetched)."""
+    return _cache_ok(cache_dir())
+
+
 def _sha256_file(path: Path) -> str:
     """Return the hex sha256 of a file's bytes."""
     import hashlib

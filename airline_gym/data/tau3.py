@@ -5,7 +5,9 @@ tau3 (tau3-bench v1.0.0, tau2-bench's ``main``) changed only these two files of 
 in any wheel: on first use they are downloaded from the tau3-bench repository at the pinned
 commit (``$AIRLINE_GYM_TAU3_URL`` overrides the base URL), checked against the sha256 sums below
 and cached beside the tau2 data. Offline, ``$AIRLINE_GYM_TAU3_DIR`` names a folder holding
-``tasks.json`` and ``simulation_guidelines.md``, checked the same way.
+them, checked the same way, or ``airline-gym data install FOLDER|URL`` (:func:`install_tau3`)
+puts them into the cache once for all. A folder's files are found under their own names, in a
+tau2-bench checkout's layout, or under any name (recognized by size and sha256).
 
 A file whose size is not the expected one is refused before it is hashed. A download is bounded:
 each file at most its expected size and :data:`_DOWNLOAD_TIMEOUT_S` of wall time in all (connect,
@@ -14,24 +16,30 @@ redirects, headers and body), whatever the server announces or drips.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from airline_gym.data.cache import _file_lock, _remove_tree, _sha256_file, cache_dir
-from airline_gym.errors import DataError
+from airline_gym.errors import ConfigError, DataError
 
 __all__ = [
     "ENV_TAU3_DIR",
     "ENV_TAU3_URL",
     "TAU3_COMMIT",
     "TAU3_FILES",
+    "TAU3_SIZES",
     "TAU3_URL",
     "Tau3Files",
+    "install_tau3",
+    "locate_tau3",
     "tau3_cache_dir",
     "tau3_files",
+    "tau3_installed",
 ]
 
 log = logging.getLogger("airline_gym.data")
@@ -67,8 +75,10 @@ _WHERE = (
     f"tau2-bench at commit {TAU3_COMMIT[:7]}: {' and '.join(p for p, _ in TAU3_FILES.values())})"
 )
 
-# Folder -> (size, mtime_ns) per file when its hashes last matched: hashed once per process.
-_VERIFIED: dict[Path, tuple[tuple[int, int], ...]] = {}
+# File -> (size, mtime_ns) when its hash last matched: hashed once per process.
+_VERIFIED: dict[Path, tuple[int, int]] = {}
+# At most this many entries of a folder are looked at for files under other names.
+_MAX_LISTED = 10_000
 
 
 @dataclass(frozen=True)
@@ -91,11 +101,37 @@ def tau3_files() -> Tau3Files:
     folder = os.environ.get(ENV_TAU3_DIR, "")
     if folder:
         root = Path(folder).expanduser()
-        _check_user_folder(root)
-        return _files(root, "env")
+        paths, problem = locate_tau3(root)
+        if problem is not None:
+            raise DataError(
+                f"{ENV_TAU3_DIR}={str(root)!r}: {problem}; it must hold {_WHERE}, or unset it "
+                "to download them."
+            )
+        return Tau3Files(paths["tasks.json"], paths["simulation_guidelines.md"], "env")
     target = tau3_cache_dir()
     if not _verified(target):
-        _fill_cache(target)
+        _fill_cache(target, _downloader(os.environ.get(ENV_TAU3_URL, "") or TAU3_URL))
+    return _files(target, "cache")
+
+
+def tau3_installed() -> bool:
+    """Whether the cache holds the verified tau3 files (nothing is fetched)."""
+    return _verified(tau3_cache_dir())
+
+
+def install_tau3(source: str | None = None) -> Tau3Files:
+    """Put the tau3 files into the cache, from a folder (any layout or names, see
+    :func:`locate_tau3`) or a mirror's base URL (laid out as the repository; default the pinned
+    commit's, or ``$AIRLINE_GYM_TAU3_URL``). Later runs use the cache without a setting."""
+    target = tau3_cache_dir()
+    if source is None or source.startswith(("http://", "https://")):
+        _fill_cache(target, _downloader(source or os.environ.get(ENV_TAU3_URL, "") or TAU3_URL))
+    else:
+        root = Path(source).expanduser()
+        paths, problem = locate_tau3(root)
+        if problem is not None:  # the caller's folder: bad input, not a failed fetch
+            raise ConfigError(f"{root}: {problem}; it must hold {_WHERE}.")
+        _fill_cache(target, _copier(paths))
     return _files(target, "cache")
 
 
@@ -103,64 +139,108 @@ def _files(root: Path, source: str) -> Tau3Files:
     return Tau3Files(root / "tasks.json", root / "simulation_guidelines.md", source)
 
 
-def _signature(folder: Path) -> tuple[tuple[int, int], ...] | None:
-    sigs = []
-    for name in TAU3_FILES:
-        try:
-            st = os.stat(folder / name)
-        except OSError:
-            return None
-        sigs.append((st.st_size, st.st_mtime_ns))
-    return tuple(sigs)
+def _file_problem(path: Path, name: str) -> str | None:
+    """Why ``path`` is not tau3's ``name`` (None when it verifies). The size is checked first;
+    a file is hashed once per process unless its size or time changes."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return f"cannot read {path} ({exc.strerror or exc})"
+    expected = TAU3_SIZES[name]
+    if st.st_size != expected:
+        return f"{path} is {st.st_size} bytes, expected {expected} (not hashed)"
+    signature = (st.st_size, st.st_mtime_ns)
+    if _VERIFIED.get(path) == signature:
+        return None
+    try:
+        digest = _sha256_file(path)
+    except OSError as exc:
+        return f"cannot read {path} ({exc.strerror or exc})"
+    if digest != TAU3_FILES[name][1]:
+        return f"{path} has sha256 {digest}, expected {TAU3_FILES[name][1]}"
+    _VERIFIED[path] = signature
+    return None
 
 
 def _mismatch(folder: Path) -> str | None:
-    """Why the files in ``folder`` are not tau3's (None when both verify)."""
-    for name, (_, expected) in TAU3_FILES.items():
-        path = folder / name
-        try:
-            size = os.stat(path).st_size
-            if size != TAU3_SIZES[name]:
-                return f"{path} is {size} bytes, expected {TAU3_SIZES[name]} (not hashed)"
-            digest = _sha256_file(path)
-        except OSError as exc:
-            return f"cannot read {path} ({exc.strerror or exc})"
-        if digest != expected:
-            return f"{path} has sha256 {digest}, expected {expected}"
+    """Why the files in ``folder`` (under their cache names) are not tau3's (None: they are)."""
+    for name in TAU3_FILES:
+        problem = _file_problem(folder / name, name)
+        if problem is not None:
+            return problem
     return None
 
 
 def _verified(folder: Path) -> bool:
-    sig = _signature(folder)
-    if sig is None:
-        return False
-    if _VERIFIED.get(folder) == sig:
-        return True
-    if _mismatch(folder) is not None:
-        return False
-    _VERIFIED[folder] = sig
-    return True
+    return _mismatch(folder) is None
 
 
-def _check_user_folder(root: Path) -> None:
-    missing = [name for name in TAU3_FILES if not (root / name).is_file()]
+def _candidates(root: Path, name: str) -> list[Path]:
+    """Files of ``root`` that may be tau3's ``name``: its own name, its place in a tau2-bench
+    checkout (from the root or from ``data/tau2``), then any file of the root of its size."""
+    rel = TAU3_FILES[name][0]
+    fixed = [root / name, root / rel, root / rel.removeprefix("data/tau2/")]
+    found = [p for p in fixed if p.is_file()]
+    try:
+        with os.scandir(root) as entries:
+            for entry in itertools.islice(entries, _MAX_LISTED):
+                path = Path(entry.path)
+                if path in found or not entry.is_file():
+                    continue
+                if entry.stat().st_size == TAU3_SIZES[name]:
+                    found.append(path)
+    except OSError:
+        pass
+    return found
+
+
+def locate_tau3(root: Path) -> tuple[dict[str, Path], str | None]:
+    """(file name -> the verified file of ``root``, why not). A file is found under its own
+    name, in a tau2-bench checkout's layout, or under any name (by its size and sha256)."""
+    if not root.is_dir():
+        return {}, "is not a folder"
+    candidates = {name: _candidates(root, name) for name in TAU3_FILES}
+    missing = [name for name, found in candidates.items() if not found]
     if missing:
-        raise DataError(
-            f"{ENV_TAU3_DIR}={str(root)!r} has no {' and no '.join(missing)}; it must hold "
-            f"{_WHERE}, or unset it to download them."
-        )
-    if not _verified(root):
-        raise DataError(
-            f"{ENV_TAU3_DIR}={str(root)!r}: {_mismatch(root)}; put the files {_WHERE} there, "
-            "or unset it to download them."
-        )
+        return {}, f"has no {' and no '.join(missing)}"
+    paths: dict[str, Path] = {}
+    for name, found in candidates.items():
+        problems = [_file_problem(path, name) for path in found]
+        good = [path for path, problem in zip(found, problems, strict=True) if problem is None]
+        if not good:
+            return {}, next(p for p in problems if p is not None)
+        paths[name] = good[0]
+    return paths, None
 
 
-def _fill_cache(target: Path) -> None:
-    """Download both files into a temp folder, verify them, then rename it into place."""
+def _downloader(base: str) -> tuple[str, Callable[[Path], None]]:
+    """(where from, a filler of a folder): both files downloaded from ``base``."""
+
+    def fill(work: Path) -> None:
+        log.info("downloading the tau3 files from %s", base)
+        for name, (rel, _) in TAU3_FILES.items():
+            _download(f"{base.rstrip('/')}/{rel}", work / name, TAU3_SIZES[name])
+
+    return f"downloaded from {base}", fill
+
+
+def _copier(paths: dict[str, Path]) -> tuple[str, Callable[[Path], None]]:
+    """(where from, a filler of a folder): the verified ``paths`` copied."""
+    import shutil
+
+    def fill(work: Path) -> None:
+        for name, path in paths.items():
+            shutil.copyfile(path, work / name)
+
+    return f"copied from {paths['tasks.json'].parent}", fill
+
+
+def _fill_cache(target: Path, filler: tuple[str, Callable[[Path], None]]) -> None:
+    """Fill a temp folder with ``filler``, verify it, then rename it into place."""
     import shutil
     import tempfile
 
+    origin, fill = filler
     parent = target.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -169,14 +249,11 @@ def _fill_cache(target: Path) -> None:
                 return
             work = Path(tempfile.mkdtemp(dir=parent, prefix=f".{target.name}.tmp-"))
             try:
-                base = os.environ.get(ENV_TAU3_URL, "") or TAU3_URL
-                log.info("downloading the tau3 files from %s into %s", base, target)
-                for name, (rel, _) in TAU3_FILES.items():
-                    _download(f"{base.rstrip('/')}/{rel}", work / name, TAU3_SIZES[name])
+                fill(work)
                 problem = _mismatch(work)
                 if problem is not None:
                     raise DataError(
-                        f"The tau3 files downloaded from {base} do not verify: {problem}. Check "
+                        f"The tau3 files {origin} do not verify: {problem}. Check "
                         f"{ENV_TAU3_URL}, or set {ENV_TAU3_DIR} to a folder holding {_WHERE}."
                     )
                 if os.path.lexists(target):
