@@ -18,6 +18,7 @@ from airline_gym.data.manifest import (
     DIST_VERSION,
     ENV_DATA_DIR,
     FILE_SHA256,
+    FILE_SIZES,
 )
 
 _LOCK_TIMEOUT_S = 600.0
@@ -81,6 +82,9 @@ def _cache_ok(folder: Path) -> bool:
         return False
     if _VERIFIED.get(folder) == sigs:
         return True
+    if any(sig[0] != FILE_SIZES[n] for sig, n in zip(sigs, DATA_FILE_NAMES, strict=True)):
+        _VERIFIED.pop(folder, None)  # a file of the wrong size: not hashed, it cannot match
+        return False
     started = time.time_ns()
     try:
         ok = all(_sha256_file(folder / n) == FILE_SHA256[n] for n in DATA_FILE_NAMES)

