@@ -129,7 +129,7 @@ def test_a_redirect_then_a_drip_ends_at_the_wall_time_limit(fresh_cache, monkeyp
         message, took = _fails(monkeypatch, f"{base}/redirect/drip")
     assert "not complete after 2 s" in message
     assert paths[0].startswith("/redirect/drip/") and paths[1].startswith("/drip/")
-    assert 1.9 < took < 4.5  # the 2 s limit, not the server's 12 s of dripping
+    assert 1.9 < took < 8  # the 2 s limit (plus load), not the server's 12 s of dripping
 
 
 def test_a_redirect_within_the_bounds_is_followed(fresh_cache, monkeypatch):
