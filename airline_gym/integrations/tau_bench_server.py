@@ -107,6 +107,7 @@ class TauBenchEnvironments:
         self.max_environments = max_environments
         self.idle_timeout = idle_timeout
         self.live: dict[str, _Live] = {}
+        self.starting = 0  # episodes whose opening is on its way: they hold a place already
         probe = AirlineEnv(**env_kwargs)
         self.benchmark = probe.benchmark
         self.task_set = probe.task_set
@@ -143,18 +144,24 @@ class TauBenchEnvironments:
             task = self.task_set[request.task_id]
         except AirlineGymError as exc:
             raise HTTPException(404, str(exc)) from None
-        self._release_idle()
-        if len(self.live) >= self.max_environments:
-            raise HTTPException(503, f"{self.max_environments} environments live already")
         timeout = request.idle_timeout_seconds
         if timeout is not None and not math.isfinite(timeout):
             raise HTTPException(422, "idle_timeout_seconds must be finite")
-        env = AirlineEnv(**self.env_kwargs)
+        self._release_idle()
+        if len(self.live) + self.starting >= self.max_environments:
+            raise HTTPException(
+                503, f"{self.max_environments} environments live or starting already"
+            )
+        self.starting += 1  # the place is taken before the slow opening, not after it
         try:
-            observation, info = await asyncio.to_thread(env.reset, options={"task": task.id})
-        except Exception as exc:
-            env.close()
-            raise HTTPException(503, f"the episode could not start: {exc}") from None
+            env = AirlineEnv(**self.env_kwargs)
+            try:
+                observation, info = await asyncio.to_thread(env.reset, options={"task": task.id})
+            except Exception as exc:
+                env.close()
+                raise HTTPException(503, f"the episode could not start: {exc}") from None
+        finally:
+            self.starting -= 1
         env_id = uuid.uuid4().hex
         self.live[env_id] = _Live(env, timeout or self.idle_timeout, info=info)
         return {

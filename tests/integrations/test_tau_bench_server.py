@@ -121,3 +121,44 @@ def test_a_tau3_server_plays_tau3_tasks_with_tau3_s_customer(tau3):
     assert step["terminated"] and step["info"]["termination_reason"] == "agent_stop"
     assert reward == case.check_grades_differ() == 1.0  # tau2 would grade it 0.0
     case.assert_tau3_customer(customer.requests)
+
+
+# --- capacity under concurrent creation ------------------------------------------------------------
+def test_capacity_is_taken_before_a_slow_opening():
+    """40 concurrent creates while each opening takes 1 s: at most --max-sessions succeed."""
+    import json
+    import sys
+    import threading
+    import urllib.error
+    import urllib.request
+    from pathlib import Path
+
+    require("openenv", "uvicorn")
+    sys.path.insert(0, str(Path(__file__).parent))
+    from openenv_servers import running_server
+
+    from airline_gym.testing.openai_server import OpenAIServer, Reply
+
+    statuses: list[int] = []
+
+    def create(url: str, task_id: str) -> None:
+        body = json.dumps({"domain": "airline", "task_id": task_id}).encode()
+        request = urllib.request.Request(url + "/environments", data=body, method="POST")
+        request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=120) as response:
+                statuses.append(response.status)
+        except urllib.error.HTTPError as exc:
+            statuses.append(exc.code)
+
+    with OpenAIServer(default=Reply("I need to change my flight.", delay=1.0)) as llm:
+        options = ["--max-sessions", "3", "--user-model", "openai/customer"]
+        with running_server(*options, "--user-api-base", llm.base_url) as url:
+            threads = [threading.Thread(target=create, args=(url, str(i))) for i in range(40)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=180)
+    assert len(statuses) == 40
+    assert statuses.count(200) == 3 and statuses.count(503) == 37, sorted(statuses)
+    assert len(llm.requests) == 3  # the refused ones never reached the customer's model
