@@ -5,7 +5,9 @@ of small values holds ``/health`` and every session meanwhile (35 ms of CPU per 
 with :class:`OffLoopJSONRoute` decode a body over
 :data:`~airline_gym.integrations.message_limits.C_DECODER_BYTES` on a worker thread with
 :func:`~airline_gym.integrations.message_limits.decode_json` (which lets other threads run);
-smaller ones as before. The value, and a decode error (422), are FastAPI's as before.
+smaller ones as before. The value, and a decode error (422), are FastAPI's as before, except that
+NaN and Infinity are a decode error (422): Python's json reads them, JSON has no such numbers,
+and FastAPI's reply, which quotes the input, could not be written (a 500).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from airline_gym.errors import MissingDependencyError
-from airline_gym.integrations.message_limits import C_DECODER_BYTES, decode_json
+from airline_gym.integrations.message_limits import C_DECODER_BYTES, decode_json, refuse_constant
 
 try:
     from fastapi import Request, Response
@@ -41,7 +43,7 @@ class OffLoopJSONRequest(Request):  # type: ignore[misc,unused-ignore]
         if not hasattr(self, "_json"):
             body = await self.body()
             if len(body) <= C_DECODER_BYTES:
-                self._json = json.loads(body)
+                self._json = json.loads(body, parse_constant=refuse_constant)
             else:
                 self._json = await asyncio.to_thread(_decode_body, body)
         return self._json

@@ -7,6 +7,8 @@
   pure-Python scanner is used instead, which hands the lock over every switch interval (5 ms).
   It costs the sender's own thread more on such values (580 ms per MB), and the same on text:
   strings are still scanned by the C function (1 ms per MB).
+  NaN and Infinity, which Python's json accepts and JSON does not have, are refused as a decode
+  error (:func:`refuse_constant`): FastAPI answers 422, a WebSocket frame gets an error reply.
 - :class:`BodySizeLimit`: an HTTP request whose body is over the limit gets 413 and a one-line
   JSON error, before any of it is decoded.
 - :func:`oversize_reason`: the one line a WebSocket closed for an oversize frame (1009) is given.
@@ -18,7 +20,7 @@ import json
 import json.decoder
 import json.scanner
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import Any, NoReturn
 
 __all__ = [
     "C_DECODER_BYTES",
@@ -26,6 +28,7 @@ __all__ = [
     "BodySizeLimit",
     "decode_json",
     "oversize_reason",
+    "refuse_constant",
     "utf8_size",
 ]
 
@@ -43,9 +46,14 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 
+def refuse_constant(name: str) -> NoReturn:
+    """json's ``parse_constant``: ``NaN``, ``Infinity`` and ``-Infinity`` are a decode error."""
+    raise json.JSONDecodeError(f"{name} is not a JSON number (NaN and Infinity are refused)", "", 0)
+
+
 def _python_decoder() -> json.JSONDecoder:
     """json's decoder with its pure-Python scanner (strings still scanned by the C function)."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_constant=refuse_constant)
     decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
     return decoder
 
@@ -54,9 +62,10 @@ _PYTHON_DECODER = _python_decoder()
 
 
 def decode_json(text: str) -> Any:
-    """``json.loads(text)``; a large ``text`` without holding the interpreter lock throughout."""
+    """``json.loads(text)`` without NaN and Infinity; a large ``text`` without holding the
+    interpreter lock throughout."""
     if len(text) <= C_DECODER_BYTES:
-        return json.loads(text)
+        return json.loads(text, parse_constant=refuse_constant)
     return _PYTHON_DECODER.decode(text)
 
 

@@ -134,6 +134,42 @@ def test_http_step_is_refused_with_a_4xx_and_no_traceback(server):
         assert reply["type"] == "error" and "send reset first" in reply["data"]["message"]
 
 
+def post_raw(url: str, body: bytes) -> tuple[int, dict[str, Any]]:
+    """POST ``body`` as it is (Python's json would write NaN too, but not every spelling)."""
+    request = urllib.request.Request(url, data=body, method="POST")
+    request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=RECV_TIMEOUT) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_and_infinity_in_a_body_are_a_4xx_without_a_traceback(server, constant):
+    padding = "x" * 20_000  # a body this large is decoded by the other decoder (off the loop)
+    bodies = [
+        ("/reset", f'{{"seed": {constant}}}'),
+        ("/reset", f'{{"task": "17", "seed": {constant}, "pad": "{padding}"}}'),
+        ("/environments", f'{{"domain": "airline", "task_id": {constant}}}'),
+        (
+            "/environments",
+            f'{{"domain": "airline", "task_id": "1", "idle_timeout_seconds": {constant}}}',
+        ),
+    ]
+    with LoggedErrors() as uvicorn_log, LoggedErrors("airline_gym") as our_log:
+        for path, body in bodies:
+            status, answer = post_raw(server + path, body.encode())
+            assert status == 422, (path, body[:80], status, answer)
+            assert constant.lstrip("-") in json.dumps(answer), answer  # says what was refused
+        with Session(server) as session:  # a WebSocket frame: an error reply, the session lives
+            assert session.ask("reset", {"task": "17", "seed": 0})["type"] == "observation"
+            reply = session.send(f'{{"type": "reset", "data": {{"seed": {constant}}}}}')
+            assert reply["data"]["code"] == "INVALID_JSON" and constant in reply["data"]["message"]
+            assert session.ask("state")["data"]["task_id"] == "17"
+    assert uvicorn_log.records == our_log.records == []
+
+
 def test_an_action_over_the_tool_call_cap_runs_nothing(server):
     lookup = call("get_user_details", user_id="mia_li_3668")
     with Session(server) as session:
