@@ -7,7 +7,7 @@ parsed as the reference parses it: ``json.loads`` of the reply text, then each i
 "justification": reasoning}``, with ``met`` a boolean as pydantic accepts one (``true``,
 ``1``, ``"yes"``...) and the texts strings. A missing ``results`` key counts as no results
 (reward 1, as in the reference). Where the reference raises (bad JSON, a missing key, a value
-pydantic refuses), the judge is asked again, up to ``attempts`` times in all; a judge that
+pydantic refuses; also JSON nested too deep to decode), the judge is asked again, up to ``attempts`` times in all; a judge that
 still fails gives an :class:`NLVerdict` with the cause in ``error`` (reward 0), never a silent
 zero.
 
@@ -134,6 +134,8 @@ def parse_verdicts(content: Any) -> tuple[NLAssertionCheck, ...]:
         data = json.loads(content)
     except ValueError as exc:
         raise JudgeReplyError(f"the reply is not JSON ({exc}): {content[:200]!r}") from exc
+    except RecursionError:  # JSON nested deeper than the interpreter's stack: not a verdict
+        raise JudgeReplyError(f"the reply is JSON nested too deep: {content[:40]!r}...") from None
     if not isinstance(data, dict):
         raise JudgeReplyError(f"the reply is JSON {type(data).__name__}, not an object")
     results = data.get("results", [])

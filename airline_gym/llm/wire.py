@@ -75,6 +75,8 @@ def decode_reply(status: int, content: bytes, headers: Mapping[str, str]) -> dic
         decoded = json.loads(content)
     except ValueError as exc:
         raise UnparseableBody(f"reply is not JSON ({exc}): {content[:80]!r}") from None
+    except RecursionError:  # nested deeper than the interpreter's stack
+        raise UnparseableBody(f"reply is JSON nested too deep: {content[:80]!r}") from None
     if not isinstance(decoded, dict):
         raise UnparseableBody(f"reply is JSON {type(decoded).__name__}, not an object")
     return decoded

@@ -1,10 +1,10 @@
 """Grading never raises out of ``env.step()`` / ``env.astep()``: a failure ends the episode.
 
-The failures are provoked through inputs, not by patching our code: an NL judge (a scripted
-OpenAI-compatible server on 127.0.0.1) whose reply is JSON nested 100,000 deep breaks the
-reply parser (``json.loads`` raises ``RecursionError``, as the reference's would: a bug of
-ours that must stay visible), one that replies with text that is not JSON at all (a judge
-failure the grade records), and a task whose gold actions fail to replay.
+The failures are provoked through inputs, not by patching our code: a judge (a chat model the
+caller passes in, used as is) whose reply object breaks when read (a failure of grading itself
+that must stay visible), an NL judge (a scripted OpenAI-compatible server on 127.0.0.1) that
+replies with text that is not JSON at all, or JSON nested 200,000 deep (judge failures the
+grade records), and a task whose gold actions fail to replay.
 """
 
 from __future__ import annotations
@@ -23,12 +23,28 @@ from airline_gym.domain.tasks import load_task_set
 from airline_gym.testing.openai_server import OpenAIServer, Reply
 from airline_gym.wrappers import ErrorPenalty, PartialReward, ProgressReward
 
-NESTED = "[" * 100_000 + "]" * 100_000
-BROKEN_PARSER = (
-    "grading the episode (ended: agent_stop) failed: RecursionError: "
-    "maximum recursion depth exceeded while decoding a JSON array"
-)
+NESTED = "[" * 200_000 + "]" * 200_000  # json.loads raises RecursionError on it
+BROKEN_PARSER = "grading the episode (ended: agent_stop) failed: RuntimeError: the reply broke"
 TASK = "0"
+
+
+class _BrokenReply:
+    """A reply whose text cannot be read: what grading itself cannot survive."""
+
+    @property
+    def content(self) -> str:
+        raise RuntimeError("the reply broke")
+
+
+class BrokenJudge:
+    """A chat model (passed as ``judge=``) whose every reply breaks when read; counts requests."""
+
+    def __init__(self) -> None:
+        self.requests: list[Any] = []
+
+    def complete(self, messages: list[dict[str, Any]]) -> _BrokenReply:
+        self.requests.append(messages)
+        return _BrokenReply()
 
 
 def _done() -> dict[str, Any]:
@@ -36,14 +52,13 @@ def _done() -> dict[str, Any]:
     return {"role": "assistant", "content": None, "tool_calls": [call]}
 
 
-def _judged_env(url: str, **kwargs: Any) -> Any:
+def _judged_env(judge: Any, **kwargs: Any) -> Any:
+    """The env judged by ``judge``: a chat model, or the base URL of a server to ask."""
+    settings: dict[str, Any] = {"judge": judge}
+    if isinstance(judge, str):
+        settings = {"judge": "openai/judge", "judge_llm_args": {"api_base": judge}}
     return gym.make(
-        "AirlineScripted-v0",
-        task=TASK,
-        reward_basis=["DB", "NL_ASSERTION"],
-        judge="openai/judge",
-        judge_llm_args={"api_base": url},
-        **kwargs,
+        "AirlineScripted-v0", task=TASK, reward_basis=["DB", "NL_ASSERTION"], **settings, **kwargs
     )
 
 
@@ -59,29 +74,29 @@ def _assert_grading_failed(step: tuple[Any, ...]) -> None:
 
 
 def test_a_judge_reply_that_breaks_grading_ends_the_sync_step_with_the_cause() -> None:
-    with OpenAIServer(default=Reply(NESTED)) as server:
-        env = _judged_env(server.base_url)
-        env.reset(seed=0)
-        _assert_grading_failed(env.step(_done()))
-        assert len(server.requests) == 1  # the failure is not retried by grading again
-        episode = env.unwrapped.episode
-        assert episode.grade().note.startswith(BROKEN_PARSER)  # the kept grade
-        again = env.step(_done())  # past the end: nothing happens, nothing raises
-        assert again[1:4] == (0.0, True, False)
-        assert again[4]["termination_reason"] == "agent_error"
-        assert again[4]["error"].startswith(BROKEN_PARSER)
-        assert len(server.requests) == 1
+    judge = BrokenJudge()
+    env = _judged_env(judge)
+    env.reset(seed=0)
+    _assert_grading_failed(env.step(_done()))
+    assert len(judge.requests) == 1  # the failure is not retried by grading again
+    episode = env.unwrapped.episode
+    assert episode.grade().note.startswith(BROKEN_PARSER)  # the kept grade
+    again = env.step(_done())  # past the end: nothing happens, nothing raises
+    assert again[1:4] == (0.0, True, False)
+    assert again[4]["termination_reason"] == "agent_error"
+    assert again[4]["error"].startswith(BROKEN_PARSER)
+    assert len(judge.requests) == 1
 
 
 def test_a_judge_reply_that_breaks_grading_ends_the_async_step_with_the_cause() -> None:
-    async def episode(url: str) -> tuple[Any, ...]:
-        env = _judged_env(url).unwrapped
+    async def episode(judge: Any) -> tuple[Any, ...]:
+        env = _judged_env(judge).unwrapped
         await env.areset(seed=0)
         return await env.astep(_done())  # type: ignore[no-any-return]
 
-    with OpenAIServer(default=Reply(NESTED)) as server:
-        _assert_grading_failed(asyncio.run(episode(server.base_url)))
-        assert len(server.requests) == 1
+    judge = BrokenJudge()
+    _assert_grading_failed(asyncio.run(episode(judge)))
+    assert len(judge.requests) == 1
 
 
 @pytest.mark.parametrize(
@@ -90,17 +105,24 @@ def test_a_judge_reply_that_breaks_grading_ends_the_async_step_with_the_cause() 
     ids=["PartialReward", "ErrorPenalty", "ProgressReward", "reward=partial"],
 )
 def test_every_reward_wrapper_passes_the_failure_on(wrap: Any) -> None:
-    with OpenAIServer(default=Reply(NESTED)) as server:
-        shaped = {"reward": "partial"} if wrap.__name__ == "<lambda>" else {}
-        env = wrap(_judged_env(server.base_url, **shaped))
-        env.reset(seed=0)
-        _assert_grading_failed(env.step(_done()))
+    shaped = {"reward": "partial"} if wrap.__name__ == "<lambda>" else {}
+    env = wrap(_judged_env(BrokenJudge(), **shaped))
+    env.reset(seed=0)
+    _assert_grading_failed(env.step(_done()))
 
 
-def test_a_judge_that_replies_garbage_is_a_recorded_judge_failure() -> None:
+@pytest.mark.parametrize(
+    ("reply", "cause"),
+    [
+        ("the assertions look fine to me", "the reply is not JSON"),
+        (NESTED, "the reply is JSON nested too deep"),  # json.loads: RecursionError
+    ],
+    ids=["prose", "nested-200000-deep"],
+)
+def test_a_judge_that_replies_garbage_is_a_recorded_judge_failure(reply: str, cause: str) -> None:
     """Garbage the parser reads and refuses: the judge is asked again, then its failure is the
     grade's cause (the episode keeps its own ending; reward 0)."""
-    with OpenAIServer(default=Reply("the assertions look fine to me")) as server:
+    with OpenAIServer(default=Reply(reply)) as server:
         env = _judged_env(server.base_url)
         env.reset(seed=0)
         _, reward, terminated, truncated, info = env.step(_done())
@@ -108,7 +130,7 @@ def test_a_judge_that_replies_garbage_is_a_recorded_judge_failure() -> None:
     assert (reward, terminated, truncated) == (0.0, True, False)
     assert info["termination_reason"] == "agent_stop" and "error" not in info
     grade = info["reward_info"]
-    assert grade["judge_error"].startswith("NL judge failed 3 time(s); last: the reply is not JSON")
+    assert grade["judge_error"].startswith(f"NL judge failed 3 time(s); last: {cause}")
     assert grade["note"] == grade["judge_error"]
     assert grade["breakdown"] == {"DB": 1.0, "NL_ASSERTION": 0.0}
 
@@ -138,34 +160,32 @@ def test_the_adapters_report_the_failure(tmp_path: Path) -> None:
     from airline_gym.integrations.episode_summary import episode_summary
     from airline_gym.integrations.trl import AirlineToolEnv
 
-    with OpenAIServer(default=Reply(NESTED)) as server:
-        settings: dict[str, Any] = {
-            "user": "scripted",
-            "task": TASK,
-            "reward_basis": ["DB", "NL_ASSERTION"],
-            "judge": "openai/judge",
-            "judge_llm_args": {"api_base": server.base_url},
-        }
-        env = _judged_env(server.base_url).unwrapped
-        env.reset(seed=0)
-        env.step(_done())
-        summary = episode_summary(env, seed=0)
-        assert (summary["reward"], summary["termination_reason"]) == (0.0, "agent_error")
-        assert summary["error"].startswith(BROKEN_PARSER)
-        assert summary["reward_info"]["note"] == summary["error"]
+    settings: dict[str, Any] = {
+        "user": "scripted",
+        "task": TASK,
+        "reward_basis": ["DB", "NL_ASSERTION"],
+        "judge": BrokenJudge(),
+    }
+    env = _judged_env(BrokenJudge()).unwrapped
+    env.reset(seed=0)
+    env.step(_done())
+    summary = episode_summary(env, seed=0)
+    assert (summary["reward"], summary["termination_reason"]) == (0.0, "agent_error")
+    assert summary["error"].startswith(BROKEN_PARSER)
+    assert summary["reward_info"]["note"] == summary["error"]
 
-        trl_env = AirlineToolEnv(**settings)
-        trl_env.reset(task_id=TASK, seed=0)
-        trl_env.done()  # type: ignore[attr-defined]  (installed from the env's tools)
-        assert trl_env.get_reward() == 0.0
-        assert trl_env.info["termination_reason"] == "agent_error"
-        assert trl_env.info["error"].startswith(BROKEN_PARSER)
+    trl_env = AirlineToolEnv(**settings)
+    trl_env.reset(task_id=TASK, seed=0)
+    trl_env.done()  # type: ignore[attr-defined]  (installed from the env's tools)
+    assert trl_env.get_reward() == 0.0
+    assert trl_env.info["termination_reason"] == "agent_error"
+    assert trl_env.info["error"].startswith(BROKEN_PARSER)
 
-        optional_libs.require("openenv")
-        from airline_gym.integrations.openenv import AirlineAction, AirlineOpenEnv
+    optional_libs.require("openenv")
+    from airline_gym.integrations.openenv import AirlineAction, AirlineOpenEnv
 
-        server_env = AirlineOpenEnv(**settings)
-        server_env.reset(seed=0)
-        observation = server_env.step(AirlineAction(message=_done()))
-        assert (observation.reward, observation.terminated, observation.done) == (0.0, True, True)
-        assert observation.info["error"].startswith(BROKEN_PARSER)
+    server_env = AirlineOpenEnv(**settings)
+    server_env.reset(seed=0)
+    observation = server_env.step(AirlineAction(message=_done()))
+    assert (observation.reward, observation.terminated, observation.done) == (0.0, True, True)
+    assert observation.info["error"].startswith(BROKEN_PARSER)

@@ -393,3 +393,22 @@ def test_the_async_env_step_grades_with_the_judge() -> None:
         assert len(server.requests) == 1
     assert reward == 0.0 and info["breakdown"] == {"NL_ASSERTION": 0.0}
     assert all(not c["met"] for c in info["nl_assertions"])
+
+
+def test_regrade_counts_a_judge_reply_nested_too_deep_as_a_judge_failure(tmp_path: Path) -> None:
+    """JSON nested 200,000 deep (json.loads: RecursionError) is a bad verdict: asked 3 times,
+    then the judge's failure is the row's cause; the simulation was replayed."""
+    out = tmp_path / "noop.json"
+    evaluate("noop", EvalConfig(task_ids=["0", "1"]), out=out)
+    nested = "[" * 200_000 + "]" * 200_000
+    with OpenAIServer(default=Reply(nested)) as server:
+        code, stdout, err = run(
+            "regrade", str(out), "--json", "--reward-basis", "NL_ASSERTION",
+            "--judge-model", "openai/j", "--judge-api-base", server.base_url,
+        )  # fmt: skip
+        asked = len(server.requests)
+    assert "could not be replayed" not in err and code != 2, err
+    rows = [json.loads(line) for line in stdout.splitlines()]
+    assert [r["task_id"] for r in rows] == ["0", "1"] and asked == 6
+    cause = "NL judge failed 3 time(s); last: the reply is JSON nested too deep"
+    assert all(r["note"].startswith(cause) and r["reward"] == 0.0 for r in rows), rows

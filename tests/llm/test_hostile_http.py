@@ -179,3 +179,17 @@ def test_keep_alive_still_reuses_one_connection() -> None:
             else:
                 replies = asyncio.run(three())
         assert replies == ["Hello!"] * 3 and server.connections == 1, path
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_body_nested_too_deep_is_an_llm_error_not_a_recursion_error(path: str) -> None:
+    nested = b"[" * 200_000 + b"]" * 200_000  # json.loads raises RecursionError on it
+
+    def handle(conn: socket.socket) -> None:
+        length = f"Content-Length: {len(nested)}"
+        server.send(conn, head("HTTP/1.1 200 OK", "Content-Type: application/json", length))
+        server.send(conn, nested)
+
+    with RawServer(handle) as server, pytest.raises(LLMError) as error:
+        ask(path, server.base_url)
+    assert "reply is JSON nested too deep" in str(error.value)
