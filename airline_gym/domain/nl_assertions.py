@@ -6,10 +6,10 @@ parsed as the reference parses it: ``json.loads`` of the reply text, then each i
 ``results`` becomes ``{"nl_assertion": expectedOutcome, "met": metExpectation,
 "justification": reasoning}``, with ``met`` a boolean as pydantic accepts one (``true``,
 ``1``, ``"yes"``...) and the texts strings. A missing ``results`` key counts as no results
-(reward 1, as in the reference). Where the reference raises (bad JSON, a missing key, a value
-pydantic refuses; also JSON nested too deep to decode), the judge is asked again, up to ``attempts`` times in all; a judge that
-still fails gives an :class:`NLVerdict` with the cause in ``error`` (reward 0), never a silent
-zero.
+(reward 1, as in the reference). Where the reference raises (bad JSON, JSON nested too deep to
+decode, a missing key, a value pydantic refuses), the judge is asked again, up to ``attempts``
+times in all; a judge that still fails gives an :class:`NLVerdict` with the cause in ``error``
+(reward 0), never a silent zero.
 
 The judge is any object with ``complete(messages) -> reply`` (``reply.content`` the text): an
 :class:`airline_gym.llm.ChatModel` such as :func:`make_judge`'s, or one wrapped by a cache.

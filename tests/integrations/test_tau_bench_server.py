@@ -123,7 +123,7 @@ def test_a_tau3_server_plays_tau3_tasks_with_tau3_s_customer(tau3):
     case.assert_tau3_customer(customer.requests)
 
 
-# --- capacity under concurrent creation ------------------------------------------------------------
+# --- capacity under concurrent creation -----------------------------------------------------------
 def test_capacity_is_taken_before_a_slow_opening():
     """40 concurrent creates while each opening takes 1 s: at most --max-sessions succeed."""
     import json
