@@ -17,6 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "airline_gym"
 FLOORS: dict[str, int] = {
     "errors": 0,
     "progress": 0,  # the status line of long work: stdlib only
+    "numbers": 0,  # the one check of numbers a user gives (finite): errors and stdlib only
     "conftest": 0,  # pytest's doctest selection (not shipped): stdlib only
     "data": 1,
     "llm": 1,
@@ -36,10 +37,16 @@ FLOORS: dict[str, int] = {
 #: Imports between different packages of one floor that are allowed (importer, imported):
 #: the package root registers env ids (``env.registration``); the CLI runs the benchmarks of
 #: ``testing/`` as ``airline-gym bench`` and the OpenEnv app of ``integrations/`` as
-#: ``airline-gym serve``. Nothing else crosses (not wrappers <-> agents, not integrations <->
+#: ``airline-gym serve``; the number check raises the package's ConfigError. Nothing else
+#: crosses (not wrappers <-> agents, not integrations <->
 #: testing, not data <-> llm).
 SAME_FLOOR: frozenset[tuple[str, str]] = frozenset(
-    {("", "env"), ("cli", "testing"), ("cli", "integrations")}  # `serve` runs the OpenEnv app
+    {
+        ("", "env"),
+        ("cli", "testing"),
+        ("cli", "integrations"),  # `serve` runs the OpenEnv app
+        ("numbers", "errors"),  # a number refused is a ConfigError
+    }
 )
 
 MAX_LINES = 400

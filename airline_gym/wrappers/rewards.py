@@ -27,6 +27,7 @@ import gymnasium as gym
 
 from airline_gym.domain.grading import db_credit, partial_credit
 from airline_gym.errors import ConfigError
+from airline_gym.numbers import finite_number
 
 __all__ = ["ErrorPenalty", "PartialReward", "ProgressReward"]
 
@@ -72,9 +73,7 @@ class ErrorPenalty(gym.Wrapper[Any, Any, Any, Any]):
     def __init__(self, env: gym.Env[Any, Any], penalty: float = 0.1) -> None:
         """Wrap ``env``; ``penalty`` must be a finite number >= 0."""
         super().__init__(env)
-        if not 0 <= penalty < float("inf"):
-            raise ConfigError(f"penalty must be a finite number >= 0; got {penalty!r}")
-        self.penalty = penalty
+        self.penalty = finite_number("penalty", penalty, minimum=0)
         self._errors = 0
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
@@ -102,9 +101,10 @@ class ProgressReward(gym.Wrapper[Any, Any, Any, Any]):
     """
 
     def __init__(self, env: gym.Env[Any, Any], scale: float = 1.0) -> None:
-        """Wrap ``env`` (an ``AirlineEnv``, possibly inside other wrappers)."""
+        """Wrap ``env`` (an ``AirlineEnv``, possibly inside other wrappers); ``scale`` must be a
+        finite number >= 0."""
         super().__init__(env)
-        self.scale = scale
+        self.scale = finite_number("scale", scale, minimum=0)
         self._best = 0.0
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:

@@ -71,6 +71,24 @@ def test_partial_reward_refuses_a_shaped_env() -> None:
         ErrorPenalty(gym.make("AirlineScripted-v0", task=0), penalty=-1)
 
 
+@pytest.mark.parametrize(
+    "value", [float("nan"), float("inf"), -float("inf"), 1 + 1j, "0.5", True, None, -1]
+)
+@pytest.mark.parametrize(
+    ("wrapper", "name"), [(ProgressReward, "scale"), (ErrorPenalty, "penalty")]
+)
+def test_shaping_numbers_are_refused_at_construction(wrapper: Any, name: str, value: Any) -> None:
+    env = gym.make("AirlineScripted-v0", task=0)
+    with pytest.raises(ConfigError, match=f"^{name} must be a finite number") as refused:
+        wrapper(env, value)
+    assert repr(value) in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_valid_scale_is_kept_as_a_float() -> None:
+    env = ProgressReward(gym.make("AirlineScripted-v0", task=0), scale=2)
+    assert env.scale == 2.0 and isinstance(env.scale, float)
+
+
 def test_progress_reward_over_the_plain_env_sums_to_the_best_credit() -> None:
     env = ProgressReward(gym.make("AirlineScripted-v0", task="17"), scale=2.0)
     env.reset(seed=3)
