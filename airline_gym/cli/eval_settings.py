@@ -14,6 +14,7 @@ from airline_gym.cli.options import grading_settings, local_api_key, server_args
 from airline_gym.errors import AgentError, ConfigError
 from airline_gym.harness.evaluate import EvalConfig
 from airline_gym.harness.retry import retries_per_request
+from airline_gym.numbers import check_finite, finite_number
 
 __all__ = ["AGENT_KEY_HINT", "default_out", "eval_agent", "eval_config"]
 
@@ -27,6 +28,11 @@ def eval_config(args: argparse.Namespace) -> EvalConfig:
         raise ConfigError("--max-tokens must be at least 1")
     if args.max_retries < 0 or (args.timeout is not None and not args.timeout > 0):
         raise ConfigError("--max-retries must be >= 0 and --timeout > 0")
+    if args.timeout is not None:
+        finite_number("--timeout", args.timeout)
+    finite_number("--temperature", args.temperature)
+    check_finite("--llm-args", args.llm_args)
+    check_finite("--user-llm-args", args.user_llm_args)
     user = args.user or ("llm" if args.user_model else "scripted")
     if user == "scripted" and (args.user_model or args.user_api_base or args.user_api_key):
         raise ConfigError("--user-model/--user-api-base/--user-api-key need --user llm")

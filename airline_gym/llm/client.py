@@ -26,6 +26,7 @@ from airline_gym.llm.openai_direct import direct_body, post_chat
 from airline_gym.llm.pricing import usage_cost
 from airline_gym.llm.replies import ChatReply, parse_reply
 from airline_gym.llm.time_limit import time_limit
+from airline_gym.numbers import check_finite, finite_number
 
 __all__ = ["RESERVED_KWARGS", "ChatModel", "LiteLLMChatModel"]
 
@@ -52,6 +53,13 @@ RESERVED_KWARGS = frozenset(
 
 _jitter = random.Random()  # private RNG: never perturbs the user's seeded global `random`
 _credential_problems: dict[tuple[str, str | None], str | None] = {}
+
+
+def _positive_finite(value: Any) -> bool:
+    try:
+        return finite_number("", value) > 0
+    except ConfigError:
+        return False
 
 
 @runtime_checkable
@@ -134,10 +142,23 @@ class LiteLLMChatModel:
         clash = RESERVED_KWARGS.intersection(self.extra)
         if clash:
             raise ConfigError(f"extra must not set {sorted(clash)}; use the dataclass fields")
+        self._check_numbers()
+
+    def _check_numbers(self) -> None:
+        """Refuse settings that are not finite numbers (NaN, inf) or out of range, in one line."""
         if self.num_retries < 0 or self.backoff < 0:
             raise ConfigError("need num_retries >= 0 and backoff >= 0")
-        if self.timeout is not None and not self.timeout > 0:
-            raise ConfigError("timeout must be > 0 seconds, or None for no limit")
+        for name in ("temperature", "seed"):
+            if getattr(self, name) is not None:
+                finite_number(name, getattr(self, name))
+        finite_number("backoff", self.backoff)
+        finite_number("backoff_cap", self.backoff_cap)
+        if self.timeout is not None and not _positive_finite(self.timeout):
+            raise ConfigError(
+                f"timeout must be a finite number of seconds > 0, or None for no limit; "
+                f"got {self.timeout!r}"
+            )
+        check_finite(f"{self.model}'s settings", self.extra)
 
     @property
     def max_retries(self) -> int:
