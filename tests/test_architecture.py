@@ -181,3 +181,35 @@ def test_no_module_is_over_the_line_limit() -> None:
     over = {name for name, lines in sizes.items() if lines > MAX_LINES}
     assert over - OVERSIZED == set(), {name: sizes[name] for name in over - OVERSIZED}
     assert set(sizes) >= OVERSIZED, "OVERSIZED names a module that does not exist"
+
+
+#: What the domain (the rules, the data, the grading) never imports: the LLM layer, the LLM
+#: library and the Gymnasium layer. The floors alone do not say it: ``llm`` (floor 1) is below
+#: ``domain`` (floor 2), so an import of it points down and passes the floor rule.
+DOMAIN_NEVER_IMPORTS = ("airline_gym.llm", "litellm", "openai", "gymnasium")
+
+
+def _imported_names(module: str) -> set[str]:
+    """Every module name ``module`` imports (package or not; relative ones resolved)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(_modules()[module].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(module, node)
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_the_domain_is_pure() -> None:
+    bad = sorted(
+        f"{module} -> {name}"
+        for module in _modules()
+        if _area(module) == "domain"
+        for name in _imported_names(module)
+        if any(name == root or name.startswith(f"{root}.") for root in DOMAIN_NEVER_IMPORTS)
+    )
+    assert not bad, "the domain imports what it must not:\n" + "\n".join(bad)
+    # the check sees imports inside functions too (as make_judge's were)
+    assert "airline_gym.llm.LiteLLMChatModel" in _imported_names("airline_gym.env.judge")

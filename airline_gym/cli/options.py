@@ -146,7 +146,8 @@ def judge_from_args(args: argparse.Namespace, bases: list[tuple[str, ...]]) -> A
     """The NL judge's chat model when a basis names NL_ASSERTION, else None."""
     if not any("NL_ASSERTION" in basis for basis in bases):
         return None
-    from airline_gym.domain.nl_assertions import DEFAULT_JUDGE_MODEL, make_judge
+    from airline_gym.domain.nl_assertions import DEFAULT_JUDGE_MODEL
+    from airline_gym.env.judge import make_judge
 
     model = getattr(args, "judge_model", None) or DEFAULT_JUDGE_MODEL
     api_base, key = getattr(args, "judge_api_base", None), getattr(args, "judge_api_key", None)

@@ -11,8 +11,10 @@ decode, a missing key, a value pydantic refuses), the judge is asked again, up t
 times in all; a judge that still fails gives an :class:`NLVerdict` with the cause in ``error``
 (reward 0), never a silent zero.
 
-The judge is any object with ``complete(messages) -> reply`` (``reply.content`` the text): an
-:class:`airline_gym.llm.ChatModel` such as :func:`make_judge`'s, or one wrapped by a cache.
+The judge is any object with ``complete(messages) -> reply`` (``reply.content`` the text): a chat
+model such as :func:`airline_gym.env.judge.make_judge`'s, or one wrapped by a cache. This module
+is pure: wiring a model to it (the client, credentials, the cache) is
+:mod:`airline_gym.env.judge`'s.
 The logic is written once, as steps (:func:`nl_assertion_steps`: a generator that yields each
 request and is sent the reply); :func:`judged` runs them blocking, :func:`drive` with
 :func:`asking` awaits the judge's ``acomplete``.
@@ -23,17 +25,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from airline_gym.domain.coroutines import run_sync
 from airline_gym.domain.nl_judge_prompt import judge_prompt, render_trajectory
-from airline_gym.domain.task_checks import check_gradable, run_basis
 from airline_gym.domain.tau2_format import tau2_messages
-
-if TYPE_CHECKING:
-    from airline_gym.domain.tasks import Task, TaskSet
 
 __all__ = [
     "DEFAULT_JUDGE_MODEL",
@@ -42,11 +40,9 @@ __all__ = [
     "NLVerdict",
     "asking",
     "drive",
-    "judge_for",
     "judge_nl_assertions",
     "judge_request",
     "judged",
-    "make_judge",
     "nl_assertion_steps",
     "parse_verdicts",
 ]
@@ -246,82 +242,3 @@ def _read(reply: Any, causes: list[str]) -> NLVerdict | None:
 
 def _failed(causes: list[str]) -> NLVerdict:
     return NLVerdict(error=f"NL judge failed {len(causes)} time(s); last: {causes[-1]}")
-
-
-def make_judge(model: str = DEFAULT_JUDGE_MODEL, llm_args: Mapping[str, Any] | None = None) -> Any:
-    """The reference's judge settings (temperature 0) on any litellm model, through our client.
-
-    ``llm_args`` as for the customer (``api_base``, ``api_key``, ``timeout``, ...); a local
-    server at ``api_base`` needs no key. Raises ConfigError at once when a hosted model has no
-    credentials.
-    """
-    from airline_gym.errors import ConfigError
-    from airline_gym.llm import LiteLLMChatModel, check_credentials
-
-    settings = {"temperature": 0.0, **dict(llm_args or {})}
-    chat_model = LiteLLMChatModel.from_args(model, settings)
-    problem = check_credentials(model, chat_model.api_base, chat_model.api_key)
-    if problem:
-        raise ConfigError(f"the NL judge cannot run: {problem}")
-    return chat_model
-
-
-def judge_for(
-    basis: Sequence[str] | None,
-    tasks: Iterable[Task],
-    judge: Any = None,
-    llm_args: Mapping[str, Any] | None = None,
-) -> Any:
-    """The NL judge a run needs (a chat model), or None when no basis in use needs one.
-
-    A run's own ``basis`` with NL_ASSERTION gets :func:`make_judge` (the reference's model
-    unless ``judge`` names another); tasks whose own basis has it get a judge only when
-    ``judge`` is given (a model name, or a ready chat model, used as is).
-    """
-    if basis is not None:
-        needed = "NL_ASSERTION" in basis
-    else:
-        needed = judge is not None and any("NL_ASSERTION" in t.reward_basis for t in tasks)
-    if not needed:
-        return None
-    if judge is None or isinstance(judge, str):
-        return make_judge(judge or DEFAULT_JUDGE_MODEL, llm_args)
-    return judge
-
-
-def grading_setup(
-    tasks: TaskSet,
-    reward_basis: Iterable[str] | str | None,
-    judge: Any = None,
-    llm_args: Mapping[str, Any] | None = None,
-) -> tuple[tuple[str, ...] | None, Any]:
-    """A run's checked ``reward_basis`` (None: each task's own) and the judge it needs.
-
-    The basis is checked by :func:`~airline_gym.domain.task_checks.run_basis`; a basis in use
-    with NL_ASSERTION and no judge is refused by
-    :func:`~airline_gym.domain.task_checks.check_gradable` (one line).
-    """
-    basis = None if reward_basis is None else run_basis(reward_basis)
-    chosen = judge_for(basis, tasks, judge, llm_args)
-    check_gradable(tasks, f"tasks file {tasks.name}", chosen, basis)
-    return basis, chosen
-
-
-def judge_with_cache(judge: Any, cache: Any) -> Any:
-    """``judge`` answering from a customer reply ``cache`` too (a LiteLLMChatModel judge)."""
-    from airline_gym.llm import LiteLLMChatModel
-    from airline_gym.llm.reply_cache import CachedChatModel
-
-    if isinstance(judge, LiteLLMChatModel) and cache is not None:
-        return CachedChatModel(judge, cache, accept=_parses)
-    return judge
-
-
-def _parses(reply: Any) -> bool:
-    """Whether a judge reply holds verdicts: one that does not is never cached, so a retry
-    asks the judge again."""
-    try:
-        parse_verdicts(getattr(reply, "content", None))
-    except (JudgeReplyError, RecursionError):
-        return False
-    return True

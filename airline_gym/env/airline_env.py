@@ -13,11 +13,11 @@ import gymnasium as gym
 from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, benchmark_tasks, check_benchmark
 from airline_gym.domain.database import load_pristine
 from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
-from airline_gym.domain.nl_assertions import grading_setup, judge_with_cache
 from airline_gym.domain.prompts import agent_system_prompt
 from airline_gym.domain.tasks import Task, TaskSet, load_task_set, task_key
 from airline_gym.env.copy_on_read import CopyOnRead, Shared
 from airline_gym.env.episode import Episode, Message
+from airline_gym.env.judge import grading_setup, judge_with_cache
 from airline_gym.env.protocols import GYM, Protocol, get_protocol
 from airline_gym.env.render import print_new, transcript
 from airline_gym.env.rewards import RewardConfig

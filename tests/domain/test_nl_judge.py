@@ -2,7 +2,8 @@
 
 Both judges talk to the same recording OpenAI-compatible server on 127.0.0.1: the reference's
 evaluator (installed ``tau2``, its model and arguments pointed at the server) and ours
-(:func:`make_judge` through our LLM client). Asserted: identical request bodies for the same
+(:func:`~airline_gym.env.judge.make_judge`: our LLM client). Asserted: identical request bodies
+for the same
 conversation (a scripted episode of our env, and real recorded runs), identical verdicts from
 identical replies, and, for replies the reference cannot read, that ours cannot either (and
 records why instead of scoring a silent zero). The prompt is the package's text, never ours.
@@ -23,12 +24,12 @@ from airline_gym.domain.nl_assertions import (
     NLVerdict,
     judge_nl_assertions,
     judge_request,
-    make_judge,
     parse_verdicts,
 )
 from airline_gym.domain.nl_judge_prompt import judge_prompt
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.env.airline_env import AirlineEnv
+from airline_gym.env.judge import make_judge
 from airline_gym.testing.openai_server import OpenAIServer, Reply
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,11 +10,24 @@ from typing import Any
 
 import pytest
 
-from airline_gym.domain.nl_assertions import make_judge
 from airline_gym.domain.transcript import decode_arguments
 from airline_gym.harness.evaluate import EvalConfig, evaluate
 from airline_gym.harness.results import Results, summarize
-from airline_gym.testing.openai_server import OpenAIServer, Reply
+
+
+class _BrokenReply:
+    """A judge reply whose text cannot be read: what grading itself cannot survive."""
+
+    @property
+    def content(self) -> str:
+        raise RuntimeError("the reply broke")
+
+
+class BrokenJudge:
+    """A chat model passed as the judge whose every reply breaks when read."""
+
+    def complete(self, messages: list[dict[str, Any]]) -> _BrokenReply:
+        return _BrokenReply()
 
 
 def _call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
@@ -72,25 +85,23 @@ def test_deeply_nested_arguments_get_an_error_result_and_a_real_grade(
 def test_an_exception_while_grading_an_ended_episode_is_a_recorded_cause(
     tmp_path: Path, concurrency: int
 ) -> None:
-    """The judge's reply (JSON nested 100,000 deep) makes grading raise, on the sync (1) and
-    the async (2) loop: the env ends the episode itself, the results file records the cause."""
+    """The judge's reply cannot be read (its ``content`` raises) so grading raises, on the sync
+    (1) and the async (2) loop: the env ends the episode itself, the results file records the
+    cause."""
     out = tmp_path / "run.json"
-    nested = "[" * 100_000 + "]" * 100_000
-    with OpenAIServer(default=Reply(nested)) as server:
-        judge = make_judge("openai/judge", {"api_base": server.base_url})
-        config = EvalConfig(
-            task_ids=["17", "3"],
-            reward_basis=("DB", "NL_ASSERTION"),
-            judge=judge,
-            concurrency=concurrency,
-        )
-        evaluate("gold", config, out=out)
+    config = EvalConfig(
+        task_ids=["17", "3"],
+        reward_basis=("DB", "NL_ASSERTION"),
+        judge=BrokenJudge(),
+        concurrency=concurrency,
+    )
+    evaluate("gold", config, out=out)
     results = Results.load(out)
     assert len(results.simulations) == 2
     for sim in results.simulations:
         assert sim["termination_reason"] == "agent_error"
         assert sim["reward_info"]["reward"] == 0.0
-        cause = "grading the episode (ended: agent_stop) failed: RecursionError: maximum"
+        cause = "grading the episode (ended: agent_stop) failed: RuntimeError: the reply broke"
         assert sim["reward_info"]["info"]["note"].startswith(cause)
         assert sim["reward_info"]["info"]["error"] == sim["reward_info"]["info"]["note"]
         assert any(m["role"] == "tool" for m in sim["messages"])  # the transcript is kept

@@ -349,7 +349,7 @@ def test_a_task_whose_own_basis_has_nl_assertion_is_graded_by_the_given_judge(
 
 def test_concurrent_eval_awaits_the_judge_and_grades_every_episode(tmp_path: Path) -> None:
     """With --concurrency the env is stepped on an event loop: the judge is awaited there."""
-    from airline_gym.domain.nl_assertions import make_judge
+    from airline_gym.env.judge import make_judge
 
     out = tmp_path / "gold.json"
     ids = ["1", "5", "7"]
