@@ -13,6 +13,7 @@ the README). Needs the openenv extra: pip install "airline-gym[openenv]".
   airline-gym serve --benchmark tau3                 # tau3's tasks and customer guidelines
   airline-gym serve --port 9000 --max-sessions 512 --idle-timeout 120
   airline-gym serve --max-message-bytes 4194304      # allow frames and bodies up to 4 MiB
+  airline-gym serve --max-connections 2048 --header-timeout 5  # connections, header deadline
   airline-gym serve --user-model gpt-4.1             # LLM customer (needs OPENAI_API_KEY)
   airline-gym serve --user-model openai/qwen --user-api-base http://localhost:8001/v1
 
@@ -38,6 +39,7 @@ from airline_gym.errors import ConfigError, UserSimulatorError, require
 IDLE_TIMEOUT = 600.0
 MAX_TOOL_CALLS = 32
 MAX_MESSAGE_BYTES = 1 << 20
+HEADER_TIMEOUT = 10.0
 #: --max-message-bytes' range: 1 KiB (a short action) to 1 GiB (each frame is held in memory).
 MESSAGE_BYTES_RANGE = (1 << 10, 1 << 30)
 
@@ -107,6 +109,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="largest WebSocket message or HTTP body a client may send; a larger frame closes "
         f"its session (code 1009), a larger body gets 413 (default {MAX_MESSAGE_BYTES}: 1 MiB)",
     )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        metavar="N",
+        help="open connections at most; one more closes the connection that has waited longest "
+        "for its request headers (default: the open-file limit less one per session and 64)",
+    )
+    parser.add_argument(
+        "--header-timeout",
+        type=positive_seconds,
+        default=HEADER_TIMEOUT,
+        metavar="SECONDS",
+        help="close a connection that takes longer to send a request's headers "
+        f"(default {HEADER_TIMEOUT:g})",
+    )
     add_benchmark_arguments(parser)  # --benchmark tau2|tau3, --tasks PATH
     parser.add_argument("--split", help="task split drawn from when reset names no task")
     parser.add_argument(
@@ -123,6 +140,8 @@ def env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         raise ConfigError("--max-sessions must be at least 1")
     if args.max_tool_calls < 1:
         raise ConfigError("--max-tool-calls must be at least 1")
+    if args.max_connections is not None and args.max_connections <= args.max_sessions:
+        raise ConfigError("--max-connections must be more than --max-sessions")
     kwargs: dict[str, Any] = {
         "benchmark": args.benchmark,
         "tasks": args.tasks,
@@ -219,17 +238,19 @@ def make_server(args: argparse.Namespace) -> Serving:
     """``airline-gym serve``'s server, listening already; bad settings fail here in one line."""
     app = build_app(args)
     uvicorn = require("uvicorn", "openenv", "airline-gym serve")
-    from airline_gym.integrations.openenv_server import quiet_clean_disconnects
+    from airline_gym.integrations import connections
 
-    sock = listen(args.host, args.port)
+    max_connections = args.max_connections or connections.default_max_connections(args.max_sessions)
+    sock = connections.GuardedListener(listen(args.host, args.port))
     config = uvicorn.Config(
         app,
         host=args.host,
         port=args.port,
         log_level="warning",
         ws_max_size=args.max_message_bytes,  # an oversize frame is refused from its header
+        http=connections.bounded_http_protocol(max_connections, args.header_timeout),
     )
-    quiet_clean_disconnects()  # after Config: it configures uvicorn's loggers
+    connections.quiet_clean_disconnects()  # after Config: it configures uvicorn's loggers
     return Serving(uvicorn.Server(config), sock)
 
 

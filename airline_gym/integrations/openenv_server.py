@@ -82,7 +82,6 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "AirlineEnvServer",
     "make_app",
-    "quiet_clean_disconnects",
 ]
 
 log = logging.getLogger(__name__)
@@ -351,23 +350,3 @@ def make_app(
     app.add_middleware(BodySizeLimit, max_bytes=max_message_bytes)
     app.state.max_message_bytes = max_message_bytes
     return app
-
-
-class _CleanDisconnects(logging.Filter):
-    """Drops uvicorn's error record for a WebSocket session its client ended normally."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.exc_info and isinstance(record.exc_info[1], WebSocketDisconnect))
-
-
-def quiet_clean_disconnects(logger: str = "uvicorn.error") -> None:
-    """Stop a traceback being logged each time a client closes its ``/mcp`` WebSocket session.
-
-    openenv-core's WebSocket handlers close the socket in a ``finally`` that expects a
-    ``RuntimeError`` when the client has already gone, but starlette raises
-    ``WebSocketDisconnect``, which uvicorn logs as "Exception in ASGI application" for a session
-    that ended normally (OpenEnv issue 1159). Only that exception type is dropped.
-    """
-    target = logging.getLogger(logger)
-    if not any(isinstance(f, _CleanDisconnects) for f in target.filters):
-        target.addFilter(_CleanDisconnects())

@@ -74,13 +74,17 @@ class ServerProcess:
 
 
 @contextlib.contextmanager
-def server_process(*options: str) -> Iterator[ServerProcess]:
+def server_process(*options: str, open_files: int | None = None) -> Iterator[ServerProcess]:
     """``airline-gym serve --port 0 OPTIONS...`` as a process; stopped (SIGTERM) on exit.
 
-    After the block, ``process.returncode`` and the bytes it wrote to stderr
+    ``open_files``: the process's limit on open files (``RLIMIT_NOFILE``), else the inherited
+    one. After the block, ``process.returncode`` and the bytes it wrote to stderr
     (``process.stderr_bytes``) can be checked.
     """
     program = "import sys; from airline_gym.cli.main import main; sys.exit(main())"
+    if open_files is not None:
+        limit = f"({open_files}, {open_files})"
+        program = f"import resource; resource.setrlimit(resource.RLIMIT_NOFILE, {limit}); {program}"
     command = [sys.executable, "-c", program, "serve", "--port", "0", *options]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import sys
 import threading
 import time
@@ -224,6 +225,53 @@ def test_idle_sessions_are_released(server):
         assert farewell["data"]["code"] == "SESSION_ERROR"
         assert "no message for 2 s" in farewell["data"]["message"]
         assert busy.ask("state")["data"]["task_id"] == "17"
+
+
+def closed_by_server(sock: socket.socket, deadline: float) -> bool:
+    """Whether the server closes ``sock`` (EOF or reset) before ``deadline``."""
+    while time.monotonic() < deadline:
+        sock.settimeout(max(0.05, deadline - time.monotonic()))
+        try:
+            if sock.recv(4096) == b"":
+                return True
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+        except TimeoutError:
+            return False
+    return False
+
+
+def test_connections_that_never_finish_their_headers_do_not_lock_clients_out():
+    """Slowloris under a 256-file limit: 300 connections that never finish their headers.
+    /health still answers; each such connection is closed by the header timeout; running out
+    of files is logged once, in one line, without a traceback."""
+    idle: list[socket.socket] = []
+    options = ("--max-sessions", "4", "--header-timeout", "3")
+    with server_process(*options, open_files=256) as process:
+        host, port = process.url.removeprefix("http://").rsplit(":", 1)
+        try:
+            for _ in range(300):
+                sock = socket.create_connection((host, int(port)), timeout=10)
+                sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")  # and never the end
+                idle.append(sock)
+            start = time.monotonic()
+            with urllib.request.urlopen(process.url + "/health", timeout=5) as response:
+                assert response.status == 200
+            assert time.monotonic() - start < 5
+            keep_alive = socket.create_connection((host, int(port)), timeout=10)
+            idle.append(keep_alive)  # a whole request, then half of the next one
+            keep_alive.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert keep_alive.recv(4096).startswith(b"HTTP/1.1 200")
+            keep_alive.sendall(b"GET /health HTTP/1.1\r\n")
+            deadline = time.monotonic() + 3 + 10  # the header timeout, and a loaded machine
+            still_open = [s for s in idle if not closed_by_server(s, deadline)]
+            assert still_open == [], f"{len(still_open)} idle connections still open"
+        finally:
+            for sock in idle:
+                sock.close()
+    log = process.process.stderr_bytes.decode()  # type: ignore[attr-defined]
+    assert "Traceback" not in log, log[:2000]
+    assert log.count("Too many open files") <= 1, log[:2000]
 
 
 @pytest.mark.long  # ~30 s: a server process of its own, and a step that takes seconds

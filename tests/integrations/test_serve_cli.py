@@ -41,6 +41,8 @@ def one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
         ("--max-message-bytes", "1MiB", "not a whole number of bytes: '1MiB'"),
         ("--max-message-bytes", "0", "must be 1024 to 1073741824 bytes, got 0"),
         ("--max-message-bytes", "2147483648", "must be 1024 to 1073741824 bytes, got 2147483648"),
+        ("--header-timeout", "inf", "must be a number of seconds > 0, got inf"),
+        ("--max-connections", "256", "--max-connections must be more than --max-sessions"),
     ],
 )
 def test_bad_settings_are_one_line_and_exit_2(capsys, option, value, reason):
@@ -71,11 +73,14 @@ def test_the_cli_defaults_are_the_integrations_defaults():
         DEFAULT_MAX_MESSAGE_BYTES,
     )
 
+    from airline_gym.integrations.connections import DEFAULT_HEADER_TIMEOUT
+
     assert (serve.IDLE_TIMEOUT, serve.MAX_TOOL_CALLS, serve.MAX_MESSAGE_BYTES) == (
         DEFAULT_IDLE_TIMEOUT,
         DEFAULT_MAX_TOOL_CALLS,
         DEFAULT_MAX_MESSAGE_BYTES,
     )
+    assert serve.HEADER_TIMEOUT == DEFAULT_HEADER_TIMEOUT
 
 
 def test_port_0_prints_the_port_it_got_and_serves_there():
