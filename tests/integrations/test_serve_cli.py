@@ -67,13 +67,12 @@ def test_an_llm_customer_without_credentials_is_refused_at_start(capsys, monkeyp
 
 
 def test_the_cli_defaults_are_the_integrations_defaults():
+    from airline_gym.integrations.connections import DEFAULT_HEADER_TIMEOUT
     from airline_gym.integrations.openenv import DEFAULT_MAX_TOOL_CALLS
     from airline_gym.integrations.openenv_server import (
         DEFAULT_IDLE_TIMEOUT,
         DEFAULT_MAX_MESSAGE_BYTES,
     )
-
-    from airline_gym.integrations.connections import DEFAULT_HEADER_TIMEOUT
 
     assert (serve.IDLE_TIMEOUT, serve.MAX_TOOL_CALLS, serve.MAX_MESSAGE_BYTES) == (
         DEFAULT_IDLE_TIMEOUT,
