@@ -18,7 +18,10 @@ per session). Two of its routes are replaced, because against hostile clients th
 
 An HTTP request body over ``max_message_bytes`` gets 413 and a one-line JSON error.
 Sessions created without a WebSocket (``openenv/session/create`` over ``POST /mcp``) are
-released once idle for ``idle_timeout`` seconds, so they cannot hold ``max_sessions`` for good.
+released once idle for ``idle_timeout`` seconds, so they cannot hold ``max_sessions`` for good;
+and one never used since it was made holds its place only while nobody else needs it: when all
+places are taken, a new session takes the place of the oldest such one that is at least
+:data:`UNUSED_SESSION_GRACE` seconds old.
 """
 
 from __future__ import annotations
@@ -80,6 +83,7 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_MAX_MESSAGE_BYTES",
+    "UNUSED_SESSION_GRACE",
     "AirlineEnvServer",
     "make_app",
 ]
@@ -95,6 +99,9 @@ HTTP_STEP_REFUSAL = (
 )
 _MESSAGE_TYPES = "reset, step, state, close"
 MESSAGE_TOO_BIG = 1009  # the WebSocket close code for a message over the limit
+#: Seconds a session made over HTTP and never used keeps its place against a newcomer (at most
+#: ``idle_timeout``): a client that creates one uses it within milliseconds.
+UNUSED_SESSION_GRACE = 2.0
 
 
 def _error(message: str, code: WSErrorCode, **extra: Any) -> str:
@@ -152,6 +159,7 @@ class AirlineEnvServer(HTTPEnvServer):  # type: ignore[misc,unused-ignore]
         self.idle_timeout = idle_timeout
         self.max_message_bytes = max_message_bytes
         self._websocket_sessions: set[str] = set()  # these time out in their own loop
+        self._made_at: dict[str, float] = {}  # session -> its last activity when it was made
 
     # --- the WebSocket session ---------------------------------------------------------------
     async def websocket_session(self, websocket: WebSocket) -> None:
@@ -250,7 +258,42 @@ class AirlineEnvServer(HTTPEnvServer):  # type: ignore[misc,unused-ignore]
             reply = _error(str(exc) or type(exc).__name__, WSErrorCode.EXECUTION_ERROR)
         return _Answer(reply, kind)
 
-    # --- idle sessions made without a WebSocket ----------------------------------------------
+    # --- sessions made without a WebSocket: unused or idle ------------------------------------
+    async def _create_session(self) -> tuple[str, Any]:
+        """openenv-core's, but a full server first reclaims a session made and never used."""
+        try:
+            session_id, env = await super()._create_session()
+        except SessionCapacityError:
+            if not await self._reclaim_unused():
+                raise
+            session_id, env = await super()._create_session()
+        async with self._session_lock:
+            for gone in self._made_at.keys() - self._session_info.keys():
+                del self._made_at[gone]  # closed or released meanwhile
+            info = self._session_info.get(session_id)
+            if info is not None:
+                self._made_at[session_id] = info.last_activity_at
+        return session_id, env
+
+    async def _reclaim_unused(self) -> bool:
+        """Release the oldest session made over HTTP and not used since (older than the grace)."""
+        now = time.time()
+        grace = min(self.idle_timeout, UNUSED_SESSION_GRACE)
+        async with self._session_lock:
+            unused = [
+                (info.last_activity_at, sid)
+                for sid, info in self._session_info.items()
+                if sid not in self._websocket_sessions
+                and info.last_activity_at == self._made_at.get(sid)
+                and now - info.last_activity_at >= grace
+            ]
+        if not unused:
+            return False
+        sid = min(unused)[1]
+        log.info("session %s released: made over HTTP, never used, and its place needed", sid)
+        await self._destroy_session(sid)
+        return True
+
     async def _reap_idle_sessions(self) -> None:
         """Release sessions (made over ``POST /mcp``) idle for ``idle_timeout`` seconds."""
         interval = min(max(self.idle_timeout / 4, 0.05), 5.0)

@@ -227,6 +227,35 @@ def test_idle_sessions_are_released(server):
         assert busy.ask("state")["data"]["task_id"] == "17"
 
 
+def mcp(url: str, method: str, **params: Any) -> dict[str, Any]:
+    """One JSON-RPC call over ``POST /mcp``: its answer."""
+    return http(
+        url + "/mcp", "POST", {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    )[1]
+
+
+def test_sessions_made_over_http_and_never_used_do_not_lock_websocket_clients_out():
+    """Two anonymous sessions take both places (idle timeout 600 s); one is used. Once the
+    unused one is past its grace, a WebSocket client takes its place; the used one stays."""
+    from airline_gym.integrations.openenv_server import UNUSED_SESSION_GRACE
+
+    with running_server("--max-sessions", "2", "--idle-timeout", "600") as url:
+        used = mcp(url, "openenv/session/create")["result"]["session_id"]
+        unused = mcp(url, "openenv/session/create")["result"]["session_id"]
+        mcp(url, "tools/list", session_id=used)  # a call on it: the session is in use
+        time.sleep(UNUSED_SESSION_GRACE + 0.2)
+        with Session(url) as client:  # gets the unused session's place...
+            reply = client.ask("reset", {"task": "17", "seed": 0})
+            assert reply["type"] == "observation", reply
+            refused = capacity_error(url)  # ...but not the used one's
+            assert refused is not None and refused["code"] == "CAPACITY_REACHED"
+            assert client.ask("state")["data"]["task_id"] == "17"
+        gone = mcp(url, "tools/list", session_id=unused)["error"]["message"]
+        kept = mcp(url, "tools/list", session_id=used)["error"]["message"]
+    assert gone == f"Unknown session_id: {unused}"
+    assert "Unknown session_id" not in kept  # (this env has no MCP tools: that is its error)
+
+
 def closed_by_server(sock: socket.socket, deadline: float) -> bool:
     """Whether the server closes ``sock`` (EOF or reset) before ``deadline``."""
     while time.monotonic() < deadline:
