@@ -23,7 +23,8 @@ client's ``user_llm``/``user_llm_args`` are not used, and ``info["user_simulator
 customer plays. So is the benchmark version (``airline-gym serve --benchmark tau3``; tau2 by
 default): ``/scenarios`` and each new environment's ``info`` name it, and a create request whose
 optional ``benchmark`` names the other version is refused (409) rather than played on this
-one. At most ``max_environments`` episodes live at once (503 beyond); one idle for
+one. At most ``max_environments`` episodes live at once (503 beyond; an episode whose opening
+is still being made counts, so concurrent creates cannot overshoot); one idle for
 ``idle_timeout_seconds`` (the client's, else the server's ``--idle-timeout``) is released. An
 unknown domain, task or environment is a 404 with the reason; a failure inside the env ends the
 episode with the runner's failure policy (``agent_error``/``user_error``), never a 500.
