@@ -11,7 +11,9 @@ index and text:
   empty_or_repeated     an empty turn, or the same text three times in a row
   unwarranted_transfer  ###TRANSFER### / ###OUT-OF-SCOPE### with no transfer and no reason
 
-Scenarios come from the file's embedded tasks, else from --tasks. Prints counts per kind and
+Scenarios come from the file's embedded tasks, else from --tasks, else from the tasks of the
+benchmark version the file records in its info (else --benchmark, else tau2; which one, and
+why, is said on stderr). Prints counts per kind and
 per file, then the flagged turns; --json prints one JSON object with every simulation's flags.
 Exit code 0, or 1 when some simulation could not be audited (its task has no scenario),
 2 on bad arguments or an unreadable file (one line).
@@ -19,6 +21,7 @@ Exit code 0, or 1 when some simulation could not be audited (its task has no sce
   airline-gym audit-user results.json
   airline-gym audit-user runs/*.json --json > audit.json
   airline-gym audit-user toolorchestra.json --task-id-map task_id_fix.json
+  airline-gym audit-user tau3_run_without_tasks.json --benchmark tau3
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import json
 import sys
 
 from airline_gym.cli.formatting import format_table
+from airline_gym.domain.benchmarks import BENCHMARKS
 from airline_gym.domain.user_audit import AUDIT_KINDS
 from airline_gym.harness.user_audit import (
     FileAudit,
@@ -46,9 +50,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym audit-user``."""
     parser.add_argument("files", nargs="+", metavar="RESULTS.json", help="results files")
     parser.add_argument(
+        "--benchmark",
+        choices=BENCHMARKS,
+        default=None,
+        help="benchmark version of files without embedded tasks that do not record theirs "
+        "(default tau2): its tasks' scenarios are used",
+    )
+    parser.add_argument(
         "--tasks",
         default=None,
-        help="task set for files without embedded tasks: 'tau2' (default) or a tasks.json path",
+        metavar="PATH",
+        help="a tasks.json for files without embedded tasks (default: the benchmark "
+        "version's tasks)",
     )
     parser.add_argument(
         "--task-id-map",
@@ -96,7 +109,10 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         id_map = load_task_id_map(args.task_id_map) if args.task_id_map else None
-        audits = [audit_file(path, tasks=args.tasks, task_id_map=id_map) for path in args.files]
+        audits = [
+            audit_file(path, tasks=args.tasks, task_id_map=id_map, benchmark=args.benchmark)
+            for path in args.files
+        ]
     except OSError as exc:  # unreadable (permissions, a device, ...): one line
         print(f"airline-gym audit-user: error: {exc}", file=sys.stderr)
         return 2
@@ -104,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"files": [a.to_dict() for a in audits], "total": audit_totals(audits)}))
     else:
         _print_tables(audits)
+    for audit in audits:
+        if audit.scenarios:
+            print(f"{audit.path}: scenarios of {audit.scenarios}", file=sys.stderr)
     failed = [(a.path, s) for a in audits for s in a.simulations if s.error is not None]
     for path, sim in failed[:5]:
         print(

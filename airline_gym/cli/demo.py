@@ -6,8 +6,10 @@ customer. Switch either side to an LLM with a litellm model name.
   airline-gym demo
   airline-gym demo --task 18
   airline-gym demo --agent noop --task 0
+  airline-gym demo --benchmark tau3 --task 7
   airline-gym demo --user-model gpt-4.1           # LLM customer (needs OPENAI_API_KEY)
-  airline-gym demo --user-model openai/qwen --api-base http://localhost:8000/v1
+  airline-gym demo --user-model openai/qwen --user-api-base http://localhost:8000/v1
+  airline-gym demo --agent-model openai/qwen --agent-api-base http://localhost:8000/v1
   airline-gym demo --agent-model gpt-4.1 --user-model gpt-4.1
 """
 
@@ -18,22 +20,34 @@ import sys
 from typing import Any, SupportsFloat
 
 from airline_gym.agents.registry import BUILTIN_AGENTS
-from airline_gym.errors import ConfigError
+from airline_gym.cli.flags import (
+    AGENT_KEY_HINT,
+    AGENT_MODEL_HELP,
+    TASK_HELP,
+    add_agent_server_arguments,
+    add_customer_arguments,
+    check_customer,
+    check_model_credentials,
+    customer_kind,
+    refuse_agent_server,
+)
+from airline_gym.cli.options import add_benchmark_arguments, local_api_key, server_args
+from airline_gym.errors import AgentError, ConfigError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym demo``."""
-    parser.add_argument("--task", default="17", help="task id (default 17)")
-    parser.add_argument("--tasks", default="tau2", help="'tau2' or a path to a tasks.json")
+    parser.add_argument("--task", default="17", help=f"{TASK_HELP} (default 17)")
+    add_benchmark_arguments(parser)
     parser.add_argument(
         "--agent", choices=BUILTIN_AGENTS, default="gold", help="built-in agent (default gold)"
     )
-    parser.add_argument("--agent-model", help="litellm model for an LLM agent instead of --agent")
     parser.add_argument(
-        "--user-model", help="litellm model for an LLM customer (default: scripted)"
-    )
-    parser.add_argument("--api-base", help="OpenAI-compatible base URL for the LLM side(s)")
-    parser.add_argument("--api-key", help="API key for the LLM side(s) (default: from env)")
+        "--agent-model", "--agent-llm", dest="agent_model", metavar="MODEL",
+        help=f"{AGENT_MODEL_HELP}, instead of --agent",
+    )  # fmt: skip
+    add_agent_server_arguments(parser)
+    add_customer_arguments(parser)
     parser.add_argument("--seed", type=int, default=0, help="reset seed (default 0)")
     parser.add_argument("--max-steps", type=int, default=200, help="step budget (default 200)")
     parser.add_argument(
@@ -41,55 +55,57 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _agent(args: argparse.Namespace, env: Any) -> Any:
+def _agent(args: argparse.Namespace, task_set: Any) -> Any:
+    """The agent ``args`` ask for; an LLM agent's credentials are checked before litellm is
+    imported (a missing key is told at once)."""
     from airline_gym import agents
 
     if args.agent_model:
-        from airline_gym.cli.options import local_api_key
+        return agents.LiteLLMAgent(
+            args.agent_model, api_base=args.agent_api_base, api_key=_agent_key(args)
+        )
+    refuse_agent_server(args, "they apply to --agent-model only")
+    return agents.builtin_agent(args.agent, task_set, args.seed)
 
-        key = local_api_key(args.agent_model, args.api_base, args.api_key)
-        from airline_gym.cli.eval import AGENT_KEY_HINT
-        from airline_gym.llm import check_credentials
 
-        problem = check_credentials(args.agent_model, args.api_base, key, AGENT_KEY_HINT)
-        if problem:
-            raise agents.AgentError(f"the LLM agent cannot run: {problem}")
-        return agents.LiteLLMAgent(args.agent_model, api_base=args.api_base, api_key=key)
-    return {
-        "gold": lambda: agents.GoldAgent(env.unwrapped.task_set),
-        "noop": agents.NoOpAgent,
-        "transfer": agents.TransferAgent,
-        "random": lambda: agents.RandomAgent(seed=args.seed),
-    }[args.agent]()
+def _agent_key(args: argparse.Namespace) -> str | None:
+    """The LLM agent's key (a local server's placeholder), once its credentials are checked."""
+    key = local_api_key(args.agent_model, args.agent_api_base, args.agent_api_key)
+    check_model_credentials("LLM agent", args.agent_model, args.agent_api_base, key, AGENT_KEY_HINT)
+    return key
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym demo``."""
-    import gymnasium as gym
+    if args.max_steps < 1:
+        raise ConfigError("--max-steps must be at least 1")
+    if args.agent_model:
+        _agent_key(args)  # before the env and litellm load: a missing key is told at once
+    kind = customer_kind(args)
+    user_llm_args: dict[str, Any] | None = None
+    if kind == "llm":
+        from airline_gym.users import DEFAULT_USER_MODEL
 
-    import airline_gym  # noqa: F401  (registers the envs)
-    from airline_gym.agents import AgentError
-    from airline_gym.cli.options import check_customer, local_api_key
+        model = args.user_model or DEFAULT_USER_MODEL
+        user_llm_args = server_args(model, args.user_api_base, args.user_api_key)
     from airline_gym.env.airline_env import AirlineEnv
     from airline_gym.env.render import transcript
 
-    if args.max_steps < 1:
-        raise ConfigError("--max-steps must be at least 1")
-    user: dict[str, Any] = {"user": "scripted"}
-    if args.user_model:
-        llm_args = {"api_base": args.api_base} if args.api_base else {}
-        key = local_api_key(args.user_model, args.api_base, args.api_key)
-        if key:
-            llm_args["api_key"] = key
-        user = {"user": "llm", "user_model": args.user_model, "user_llm_args": llm_args}
-    env = gym.make("Airline-v0", task=args.task, tasks=args.tasks, max_steps=args.max_steps, **user)
-    check_customer(getattr(env.unwrapped, "user", None), "--api-base", "no --user-model")
-    agent = _agent(args, env)
+    env = AirlineEnv(
+        task=args.task.strip(),
+        tasks=args.tasks,
+        benchmark=args.benchmark,
+        max_steps=args.max_steps,
+        user=kind,
+        user_model=args.user_model,
+        user_llm_args=user_llm_args,
+    )
+    check_customer(env.user)
+    agent = _agent(args, env.task_set)
     obs, info = env.reset(seed=args.seed)
     agent.reset(info)
-    airline = env.unwrapped
-    assert isinstance(airline, AirlineEnv) and airline.episode is not None
-    episode = airline.episode
+    episode = env.episode
+    assert episode is not None
     terminated = truncated = False
     reward: SupportsFloat = 0.0
     colour = not args.no_colour and sys.stdout.isatty()

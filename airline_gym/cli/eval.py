@@ -26,11 +26,21 @@ customer is an LLM (gpt-4.1). --user-cache FILE keeps the LLM customer's replies
 file keyed by the exact request: a re-run whose dialogue reaches the same state reuses them
 without calling the model (hits and misses are in the summary and the results' info).
 
+Your own agent: --agent package.module:factory imports the module (from the current folder,
+$PYTHONPATH or installed packages) and calls the factory once per episode, with the keyword
+arguments it accepts of seed (the episode's seed) and task_set (the run's TaskSet); it returns
+an object with reset(info) and act(observation, info). A bad factory name is one line, exit 2.
+
+tau2 run's flag names are accepted too: --agent-llm, --user-llm, --num-trials,
+--max-concurrency, --save-to, --task-ids (space- or comma-separated), --task-split-name,
+--agent-llm-args, --judge-llm. --api-base/--api-key are --agent-api-base/--agent-api-key.
+
   airline-gym eval --agent gold --out gold.json
+  airline-gym eval --agent my_agents:make_agent --task-ids 0 1 2 --out mine.json
   airline-gym eval --agent-model gpt-4.1 --user-model gpt-4.1 --trials 4 --concurrency 8 \\
       --out gpt41.json --plot gpt41.png
   airline-gym eval --agent-model openai/Qwen/Qwen2.5-7B-Instruct \\
-      --api-base http://localhost:8000/v1 --user-model gpt-4.1 --out qwen.json
+      --agent-api-base http://localhost:8000/v1 --user-model gpt-4.1 --out qwen.json
   airline-gym eval --agent-model gpt-4.1 --user-model gpt-4.1 --out gpt41.json --resume
   airline-gym eval --agent noop --task-ids 0,1,2 --benchmark tau3
   airline-gym eval --benchmark tau3 --agent-model MODEL --user-model gpt-5.2 \\
@@ -44,13 +54,20 @@ import json
 import sys
 from pathlib import Path
 
+from airline_gym.cli.custom_agent import custom_agent_factory, is_custom_agent
 from airline_gym.cli.eval_args import add_arguments
-from airline_gym.cli.eval_out import check_out, check_report_page, interrupted_line, write_page
+from airline_gym.cli.eval_out import (
+    check_out,
+    check_plot,
+    check_report_page,
+    interrupted_line,
+    write_page,
+)
 from airline_gym.cli.eval_progress import ProgressDisplay as _ProgressDisplay
 from airline_gym.cli.eval_settings import AGENT_KEY_HINT, default_out, eval_agent, eval_config
-from airline_gym.cli.options import check_customer
+from airline_gym.cli.flags import check_customer
 from airline_gym.domain.tasks import load_task_set
-from airline_gym.errors import ConfigError, require
+from airline_gym.errors import ConfigError
 from airline_gym.harness.evaluate import evaluate, select_task_ids
 from airline_gym.harness.interrupt import Interrupted
 from airline_gym.harness.results import JSONObject, Results, format_summary, summarize
@@ -60,20 +77,18 @@ from airline_gym.harness.user_audit import audit_summary, format_audit_summary
 __all__ = ["AGENT_KEY_HINT", "add_arguments", "run"]
 
 
-def _check_plot_support() -> None:
-    require("matplotlib", "plot", "--plot")
-
-
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym eval``."""
     config = eval_config(args)
     if args.plot:
-        _check_plot_support()
+        check_plot(Path(args.plot))
     if args.resume and not args.out:
         raise ConfigError("--resume needs --out FILE (the results file to continue)")
     agent = eval_agent(args, retries_per_request(args.benchmark, config.protocol, args.max_retries))
     task_set = load_task_set(config.task_set_name)
     select_task_ids(task_set, config)  # unknown ids: one line, before anything runs
+    if isinstance(agent, str) and is_custom_agent(agent):  # --agent package.module:factory
+        agent = custom_agent_factory(agent, task_set, config.seed)
     if config.user == "llm":  # fail fast, before any episode, when the customer cannot run
         from airline_gym.env.airline_env import AirlineEnv
 
@@ -84,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
             user_model=config.user_model,
             user_llm_args=config.user_llm_args,
         )
-        check_customer(probe.user, "--user-api-base")
+        check_customer(probe.user)
     out = Path(args.out) if args.out else default_out(args, config)
     check_out(out, args.resume)
     if args.report:

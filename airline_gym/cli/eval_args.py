@@ -7,9 +7,14 @@ import json
 from typing import Any
 
 from airline_gym.agents import BUILTIN_AGENTS
+from airline_gym.cli.flags import (
+    AGENT_MODEL_HELP,
+    add_agent_server_arguments,
+    add_customer_arguments,
+    add_task_ids_argument,
+)
 from airline_gym.cli.options import (
     add_benchmark_arguments,
-    add_customer_arguments,
     add_failure_arguments,
     add_reward_basis_arguments,
 )
@@ -22,18 +27,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym eval``."""
     agent = parser.add_argument_group("agent (one of)")
     who = agent.add_mutually_exclusive_group(required=True)
-    who.add_argument("--agent", choices=BUILTIN_AGENTS, help="a built-in agent")
-    who.add_argument("--agent-model", metavar="MODEL", help="litellm model of an LLM agent")
-    agent.add_argument("--api-base", metavar="URL", help="OpenAI-compatible URL for the agent")
-    agent.add_argument("--api-key", help="API key for the agent's model (default: from env)")
+    who.add_argument(
+        "--agent",
+        metavar="NAME",
+        help=f"a built-in agent ({', '.join(BUILTIN_AGENTS)}) or your own as "
+        "package.module:factory (see below)",
+    )
+    who.add_argument(
+        "--agent-model", "--agent-llm", dest="agent_model", metavar="MODEL",
+        help=AGENT_MODEL_HELP,
+    )  # fmt: skip
+    add_agent_server_arguments(agent)
     agent.add_argument("--temperature", type=float, default=0.0, help="agent temperature (0)")
     customer = parser.add_argument_group("customer")
-    add_customer_arguments(
-        customer,
-        "--user-",
-        "scripted (offline) or llm; default llm if --user-model is given, else scripted",
-        "litellm model (default gpt-4.1)",
-    )
+    add_customer_arguments(customer)
     customer.add_argument(
         "--user-cache",
         metavar="PATH",
@@ -49,7 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     llm.add_argument("--max-tokens", type=int, metavar="N", help="cap on tokens per reply (both)")
     llm.add_argument(
+        "--agent-llm-args",
         "--llm-args",
+        dest="llm_args",
         type=_json_object,
         metavar="JSON",
         help="more litellm arguments for the agent, e.g. '{\"top_p\": 0.9}'",
@@ -59,10 +68,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     run_ = parser.add_argument_group("run")
     add_benchmark_arguments(run_)
-    run_.add_argument("--split", default="base", help="train, test or base (all; default)")
-    run_.add_argument("--task-ids", metavar="IDS", help="comma-separated task ids, e.g. 1,2,3")
-    run_.add_argument("--trials", type=int, default=1, help="trials per task (default 1)")
-    run_.add_argument("--concurrency", type=int, default=1, help="episodes in parallel (1)")
+    run_.add_argument(
+        "--split", "--task-split-name", dest="split", default="base",
+        help="train, test or base (all; default)",
+    )  # fmt: skip
+    add_task_ids_argument(run_)
+    run_.add_argument(
+        "--trials", "--num-trials", dest="trials", type=int, default=1,
+        help="trials per task (default 1)",
+    )  # fmt: skip
+    run_.add_argument(
+        "--concurrency", "--max-concurrency", dest="concurrency", type=int, default=1,
+        help="episodes in parallel (1)",
+    )  # fmt: skip
     run_.add_argument("--seed", type=int, default=DEFAULT_SEED, help="base seed (300)")
     run_.add_argument("--max-steps", type=int, default=200, help="step budget (200)")
     run_.add_argument("--max-errors", type=int, default=10, help="tool errors allowed (10)")
@@ -74,7 +92,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_reward_basis_arguments(parser.add_argument_group("grading (opt-in)"))
     output = parser.add_argument_group("output")
-    output.add_argument("--out", metavar="FILE", help="results file (default results/<...>.json)")
+    output.add_argument(
+        "--out", "--save-to", dest="out", metavar="FILE",
+        help="results file (default results/<...>.json)",
+    )  # fmt: skip
     output.add_argument("--resume", action="store_true", help="continue the run in --out")
     output.add_argument(
         "--retry-errors",

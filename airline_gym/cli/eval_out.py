@@ -1,16 +1,16 @@
-"""``eval``'s results file in the CLI's words: an --out it refuses, what Ctrl-C kept, and the
-``--report`` page (refused before the run when it is a folder; a failure to write it after the
-run is one line, the results file staying saved)."""
+"""``eval``'s output files in the CLI's words: an --out or --plot it refuses, what Ctrl-C
+kept, and the ``--report`` page (refused before the run when it is a folder; a failure to
+write it after the run is one line, the results file staying saved)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from airline_gym.errors import ConfigError
+from airline_gym.errors import ConfigError, require
 from airline_gym.harness.interrupt import Interrupted
 
-__all__ = ["check_out", "check_report_page", "interrupted_line", "write_page"]
+__all__ = ["check_out", "check_plot", "check_report_page", "interrupted_line", "write_page"]
 
 
 def check_out(out: Path, resume: bool) -> None:
@@ -68,3 +68,22 @@ def write_page(out: Path) -> Path | None:
             file=sys.stderr,
         )
         return None
+
+
+def check_plot(path: Path) -> None:
+    """Refuse, before the run, a --plot file matplotlib cannot write: no matplotlib, an image
+    format it does not know (by the file's suffix), a directory, or a missing folder."""
+    require("matplotlib", "plot", "--plot")
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = path.suffix[1:].lower()
+    if suffix and suffix not in formats:
+        raise ConfigError(
+            f"--plot {path}: matplotlib cannot write .{suffix} images; use one of "
+            + ", ".join(f".{name}" for name in sorted(formats))
+        )
+    if path.is_dir():
+        raise ConfigError(f"--plot {path} is a directory: give an image file path")
+    if not path.parent.is_dir():
+        raise ConfigError(f"--plot {path}: no such folder {path.parent}")

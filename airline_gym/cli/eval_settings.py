@@ -9,9 +9,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from airline_gym.agents import LiteLLMAgent
+from airline_gym.cli.flags import (
+    AGENT_KEY_HINT,
+    check_model_credentials,
+    customer_kind,
+    refuse_agent_server,
+    task_ids,
+)
 from airline_gym.cli.options import grading_settings, local_api_key, server_args
-from airline_gym.errors import AgentError, ConfigError
+from airline_gym.errors import ConfigError
 from airline_gym.harness.evaluate import EvalConfig
 from airline_gym.harness.retry import retries_per_request
 from airline_gym.numbers import check_finite, finite_number
@@ -33,20 +39,14 @@ def eval_config(args: argparse.Namespace) -> EvalConfig:
     finite_number("--temperature", args.temperature)
     check_finite("--llm-args", args.llm_args)
     check_finite("--user-llm-args", args.user_llm_args)
-    user = args.user or ("llm" if args.user_model else "scripted")
-    if user == "scripted" and (args.user_model or args.user_api_base or args.user_api_key):
-        raise ConfigError("--user-model/--user-api-base/--user-api-key need --user llm")
+    user = customer_kind(args)
     if user == "scripted" and args.user_cache:
         raise ConfigError("--user-cache needs --user llm (the scripted customer calls no model)")
-    if args.agent and (args.api_base or args.api_key):
-        raise ConfigError("--api-base/--api-key apply to --agent-model only")
+    if args.agent:
+        refuse_agent_server(args, "they apply to --agent-model only")
     if args.retry_errors and not args.resume:
         raise ConfigError("--retry-errors needs --resume")
-    task_ids = None
-    if args.task_ids is not None:
-        task_ids = [t.strip() for t in args.task_ids.split(",") if t.strip()]
-        if not task_ids:
-            raise ConfigError(f"--task-ids: no task id in {args.task_ids!r}")
+    ids = task_ids(args.task_ids)
     protocol = args.protocol or ("leaderboard" if args.agent_model else "gym")
     request_retries = retries_per_request(args.benchmark, protocol, args.max_retries)
     user_llm_args: dict[str, Any] | None = None
@@ -64,7 +64,7 @@ def eval_config(args: argparse.Namespace) -> EvalConfig:
         benchmark=args.benchmark,
         simulation_retries=args.max_retries,
         split=args.split,
-        task_ids=task_ids,
+        task_ids=ids,
         trials=args.trials,
         seed=args.seed,
         max_steps=args.max_steps,
@@ -79,28 +79,18 @@ def eval_config(args: argparse.Namespace) -> EvalConfig:
     )
 
 
-#: The CLI's way out when the agent's model has no key (not the Python options of a customer).
-AGENT_KEY_HINT = (
-    "or pass --api-base URL for a local OpenAI-compatible server, or run offline with "
-    "--agent gold or --agent noop instead of --agent-model"
-)
-
-
 def eval_agent(args: argparse.Namespace, request_retries: int) -> Any:
     """The agent name, or a factory of LiteLLMAgents (one per episode, seeded)."""
     if not args.agent_model:
         return args.agent
-    from airline_gym.llm import check_credentials
+    key = local_api_key(args.agent_model, args.agent_api_base, args.agent_api_key)
+    check_model_credentials("LLM agent", args.agent_model, args.agent_api_base, key, AGENT_KEY_HINT)
+    from airline_gym.agents import LiteLLMAgent
 
-    key = local_api_key(args.agent_model, args.api_base, args.api_key)
-    problem = check_credentials(args.agent_model, args.api_base, key, AGENT_KEY_HINT)
-    if problem:
-        raise AgentError(f"the LLM agent cannot run: {problem}")
-
-    def make(seed: int) -> LiteLLMAgent:
+    def make(seed: int) -> Any:
         return LiteLLMAgent(
             args.agent_model,
-            api_base=args.api_base,
+            api_base=args.agent_api_base,
             api_key=key,
             temperature=args.temperature,
             timeout=args.timeout,

@@ -80,6 +80,31 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+#: What exit status 1 means per command (every command: 0 done, 2 bad input, 130 Ctrl-C).
+FAILED_RUN: dict[str, str] = {
+    "demo": "the episode could not be played (a model failed for good)",
+    "eval": "the run could not finish (a model failed for good, the file could not be saved)",
+    "play": "the episode ended before your first turn (the customer failed)",
+    "audit": "the gold agent fails a task, or the NL judge failed",
+    "audit-user": "some simulation could not be audited",
+    "regrade": "some simulation disagrees with its recorded reward or could not be replayed",
+    "serve": "the server stopped on an error",
+}
+
+
+def exit_status(command: str) -> str:
+    """The ``--help`` epilog every command shows: one rule for exit codes."""
+    failed = FAILED_RUN.get(command, "the command failed")
+    return (
+        "exit status:\n"
+        "  0    done\n"
+        f"  1    a failed run: {failed}\n"
+        "  2    bad input: a bad argument, a missing or invalid file, a missing credential or\n"
+        "       optional library (one line on stderr)\n"
+        "  130  interrupted (Ctrl-C)"
+    )
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a bad argument as one line and exit code 2."""
 
@@ -100,6 +125,7 @@ class _CommandParser(_Parser):
             return
         module, self._module = importlib.import_module(self._module), ""
         self.description = screen_text((module.__doc__ or "").strip())
+        self.epilog = exit_status(self.prog.split()[-1])
         module.add_arguments(self)
         self.set_defaults(_run=module.run)
 

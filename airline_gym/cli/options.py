@@ -8,6 +8,13 @@ import argparse
 import os
 from typing import Any
 
+from airline_gym.cli.flags import (
+    JUDGE_KEY_HINT,
+    add_customer_arguments,
+    check_customer,
+    check_model_credentials,
+)
+
 __all__ = [
     "OneLineParser",
     "add_benchmark_arguments",
@@ -28,39 +35,6 @@ def local_api_key(model: str, api_base: str | None, api_key: str | None) -> str 
     if api_key or not api_base or os.environ.get("OPENAI_API_KEY"):
         return api_key
     return "EMPTY" if model.startswith(("openai/", "hosted_vllm/")) else api_key
-
-
-def add_customer_arguments(
-    group: argparse._ActionsContainer, flag_prefix: str, user_help: str, model_help: str
-) -> None:
-    """The customer's options: ``--user``, ``--user-model`` and its server's URL and key
-    (``{flag_prefix}api-base``/``{flag_prefix}api-key``: eval's ``--user-``, play's ``--``)."""
-    group.add_argument("--user", choices=("scripted", "llm"), help=user_help)
-    group.add_argument("--user-model", metavar="MODEL", help=model_help)
-    group.add_argument(
-        f"{flag_prefix}api-base", metavar="URL", help="OpenAI-compatible URL for the customer"
-    )
-    group.add_argument(
-        f"{flag_prefix}api-key", help="API key for the customer's model (default: from env)"
-    )
-
-
-def check_customer(user: Any, api_base_flag: str, offline: str = "--user scripted") -> None:
-    """Fail before any episode when the LLM customer has no credentials; the message names this
-    command's flags (``api_base_flag`` for a local server, ``offline`` for the scripted one)."""
-    from airline_gym.llm import check_credentials
-    from airline_gym.users import LLMUser, UserSimulatorError
-
-    if not isinstance(user, LLMUser):
-        return
-    hint = (
-        f"or pass {api_base_flag} URL for a local OpenAI-compatible server, or run offline "
-        f"with {offline}"
-    )
-    model = user.chat_model  # before the first reset: the customer's settings as given
-    problem = check_credentials(user.model, model.api_base, model.api_key, hint)
-    if problem:
-        raise UserSimulatorError(f"the LLM user simulator cannot run: {problem}")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -122,6 +96,8 @@ def add_reward_basis_arguments(group: argparse._ActionsContainer, repeatable: bo
     )
     group.add_argument(
         "--judge-model",
+        "--judge-llm",
+        dest="judge_model",
         metavar="MODEL",
         help="litellm model of the NL_ASSERTION judge (default: the reference's gpt-4o-mini)",
     )
@@ -151,7 +127,11 @@ def judge_from_args(args: argparse.Namespace, bases: list[tuple[str, ...]]) -> A
 
     model = getattr(args, "judge_model", None) or DEFAULT_JUDGE_MODEL
     api_base, key = getattr(args, "judge_api_base", None), getattr(args, "judge_api_key", None)
-    return make_judge(model, server_args(model, api_base, key))
+    settings = server_args(model, api_base, key)
+    check_model_credentials(
+        "NL judge", model, settings.get("api_base"), settings.get("api_key"), JUDGE_KEY_HINT
+    )
+    return make_judge(model, settings)
 
 
 def grading_settings(args: argparse.Namespace) -> dict[str, Any]:

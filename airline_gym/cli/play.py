@@ -14,6 +14,7 @@ Works with piped input, one action per line:
   airline-gym play --task 17
   airline-gym play --task 5 --show-task
   airline-gym play --task 5 --user-model gpt-4.1
+  airline-gym play --task 5 --user-model openai/qwen --user-api-base http://localhost:8000/v1
   printf 'get_user_details(user_id="mia_li_3668")\\n:done\\n' | airline-gym play --task 17
 """
 
@@ -26,7 +27,15 @@ import re
 import sys
 from typing import Any
 
-from airline_gym.cli.options import add_benchmark_arguments, add_customer_arguments, check_customer
+from airline_gym.cli.flags import (
+    TASK_HELP,
+    add_customer_arguments,
+    add_no_agent_server_arguments,
+    check_customer,
+    customer_kind,
+    refuse_agent_server,
+)
+from airline_gym.cli.options import add_benchmark_arguments, server_args
 from airline_gym.domain.tools import TOOLS
 from airline_gym.env.actions import DONE_TOOL
 from airline_gym.env.render import colourise
@@ -40,14 +49,10 @@ PROMPT = "agent> "
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym play``."""
-    parser.add_argument("--task", required=True, help="task id, e.g. 17")
+    parser.add_argument("--task", required=True, help=TASK_HELP)
     add_benchmark_arguments(parser)
-    add_customer_arguments(
-        parser,
-        "--",
-        "the customer: scripted (default) or llm (default if --user-model is given)",
-        "litellm model of the customer",
-    )
+    add_customer_arguments(parser)
+    add_no_agent_server_arguments(parser)  # you are the agent: refused, naming --user-api-base
     parser.add_argument("--seed", type=int, default=0, help="reset seed (default 0)")
     parser.add_argument("--max-steps", type=int, default=200, help="step budget (default 200)")
     parser.add_argument(
@@ -109,22 +114,17 @@ def show(messages: list[dict[str, Any]], colour: bool = False) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym play``."""
     from airline_gym.cli.demo import print_grade
-    from airline_gym.cli.options import local_api_key
     from airline_gym.domain.prompts import scenario_text
     from airline_gym.env.airline_env import AirlineEnv
     from airline_gym.harness.runner import step_safely
 
     if args.max_steps < 1:
         raise ConfigError("--max-steps must be at least 1")
-    kind = args.user or ("llm" if args.user_model else "scripted")
-    if kind == "scripted" and (args.user_model or args.api_base or args.api_key):
-        raise ConfigError("--user-model/--api-base/--api-key need --user llm")
+    refuse_agent_server(args, "in play you are the agent")
+    kind = customer_kind(args)
     llm_args: dict[str, Any] | None = None
     if kind == "llm":
-        llm_args = {"api_base": args.api_base} if args.api_base else {}
-        key = local_api_key(args.user_model or "", args.api_base, args.api_key)
-        if key:
-            llm_args["api_key"] = key
+        llm_args = server_args(args.user_model or "", args.user_api_base, args.user_api_key)
     env = AirlineEnv(
         task=args.task.strip(),
         tasks=args.tasks,
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
         user_llm_args=llm_args,
         max_steps=args.max_steps,
     )
-    check_customer(env.user, "--api-base")
+    check_customer(env.user)
     interactive = sys.stdin.isatty()
     colour = not args.no_colour and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     task = env.task_set[env.fixed_task or args.task]

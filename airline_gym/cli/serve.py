@@ -32,8 +32,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from airline_gym.cli.flags import USER_API_BASE_HELP, USER_MODEL_HELP, check_customer
 from airline_gym.cli.options import add_benchmark_arguments
-from airline_gym.errors import ConfigError, UserSimulatorError, require
+from airline_gym.errors import ConfigError, require
+
+#: serve's way out of a customer without credentials (it has no --user: no --user-model).
+SERVE_KEY_HINT = (
+    "or pass --user-api-base URL for a local OpenAI-compatible server, or serve the scripted "
+    "customer (no --user-model)"
+)
 
 #: Defaults shown in --help: the integration's own defaults (a test checks they agree).
 IDLE_TIMEOUT = 600.0
@@ -127,9 +134,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_benchmark_arguments(parser)  # --benchmark tau2|tau3, --tasks PATH
     parser.add_argument("--split", help="task split drawn from when reset names no task")
     parser.add_argument(
-        "--user-model", help="litellm model for an LLM customer (default: scripted)"
+        "--user-model", "--user-llm", dest="user_model", metavar="MODEL", help=USER_MODEL_HELP
     )
-    parser.add_argument("--user-api-base", help="OpenAI-compatible base URL for the customer")
+    parser.add_argument("--user-api-base", metavar="URL", help=USER_API_BASE_HELP)
     parser.add_argument("--max-steps", type=int, default=200, help="step budget (default 200)")
     parser.add_argument("--max-errors", type=int, default=10, help="tool errors (default 10)")
 
@@ -188,9 +195,7 @@ def build_app(args: argparse.Namespace) -> Any:
 
     probe = AirlineOpenEnv(max_tool_calls=args.max_tool_calls, **kwargs)
     try:  # an LLM customer without credentials would fail every session: refuse it now
-        probe.env.user.check_ready()
-    except UserSimulatorError as exc:
-        raise ConfigError(str(exc)) from None
+        check_customer(probe.env.user, SERVE_KEY_HINT)
     finally:
         probe.close()
     app = make_app(

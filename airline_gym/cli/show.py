@@ -5,6 +5,7 @@ Gold actions marked * change the database (the final database must equal the one
 the communicate strings must appear in the agent's messages.
 
   airline-gym show 17
+  airline-gym show --task 17
   airline-gym show 5 --json
   airline-gym show 7 --benchmark tau3
 """
@@ -15,12 +16,14 @@ import argparse
 import json
 import textwrap
 
+from airline_gym.cli.flags import TASK_HELP
 from airline_gym.cli.formatting import call_text, write_count
 from airline_gym.cli.options import add_benchmark_arguments
 from airline_gym.cli.tasks import splits_of, task_record
 from airline_gym.domain.benchmarks import benchmark_tasks
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.domain.tools import WRITE_TOOLS
+from airline_gym.errors import ConfigError
 
 _SCENARIO = (
     ("reason_for_call", "Reason for call"),
@@ -32,7 +35,10 @@ _SCENARIO = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym show``."""
-    parser.add_argument("task", metavar="TASK", help="task id, e.g. 17")
+    parser.add_argument(
+        "task_given", metavar="TASK", nargs="?", help=f"{TASK_HELP} (or --task TASK)"
+    )
+    parser.add_argument("--task", metavar="TASK", help=TASK_HELP)
     add_benchmark_arguments(parser)
     parser.add_argument("--json", action="store_true", help="the task record as JSON")
 
@@ -44,10 +50,22 @@ def _block(title: str, text: str | None) -> list[str]:
     return [f"  {title}:", body]
 
 
+def _task_id(args: argparse.Namespace) -> str:
+    """The task ``show TASK`` or ``show --task TASK`` names (one of the two)."""
+    given: list[str] = [
+        str(t).strip() for t in (getattr(args, "task_given", None), args.task) if t is not None
+    ]
+    if not given:
+        raise ConfigError("name the task: airline-gym show TASK (or --task TASK)")
+    if len(given) == 2 and given[0] != given[1]:
+        raise ConfigError(f"two tasks named ({given[0]} and --task {given[1]}): name one")
+    return given[0]
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym show``."""
     task_set = load_task_set(benchmark_tasks(args.tasks, args.benchmark))
-    task = task_set[args.task.strip()]
+    task = task_set[_task_id(args)]
     if args.json:
         record = task_record(task_set, task)
         record["user_scenario"] = task.raw.get("user_scenario")

@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from airline_gym.domain.tasks import DEFAULT_TASK_SET, load_task_set, task_key
+from airline_gym.domain.benchmarks import benchmark_tasks, version_of
+from airline_gym.domain.tasks import load_task_set, task_key
 from airline_gym.domain.user_audit import AUDIT_KINDS, Flag, audit_conversation, count_kinds
 from airline_gym.harness.results import JSONObject, Results
 
@@ -64,6 +65,8 @@ class FileAudit:
 
     path: str
     simulations: list[SimulationAudit]
+    #: Where the scenarios came from when not from the file's own tasks (which version, why).
+    scenarios: str | None = None
 
     @property
     def audited(self) -> list[SimulationAudit]:
@@ -104,26 +107,34 @@ def audit_record(sim: Mapping[str, Any], task_raw: Mapping[str, Any]) -> list[Fl
     return audit_conversation(scenario, sim.get("messages") or [])
 
 
-def _tasks_by_id(results: Results, tasks: str | os.PathLike[str] | None) -> Mapping[str, Any]:
-    """Raw tasks by id: the file's embedded tasks, else the task set ``tasks`` (default tau2)."""
+def _tasks_by_id(
+    results: Results, tasks: str | os.PathLike[str] | None, benchmark: str | None
+) -> tuple[Mapping[str, Any], str | None]:
+    """Raw tasks by id, and how the benchmark version was told (None: the file's own tasks):
+    the file's embedded tasks, else ``tasks``, else the task set of the version the file
+    records (else ``benchmark``, else tau2)."""
     if results.tasks:
-        return {str(raw.get("id")): raw for raw in results.tasks}
-    task_set = load_task_set(DEFAULT_TASK_SET if tasks is None else tasks)
-    return {task.id: task.raw for task in task_set}
+        return {str(raw.get("id")): raw for raw in results.tasks}, None
+    version, how = version_of(results.info, None, benchmark)
+    task_set = load_task_set(benchmark_tasks(tasks, version))
+    return {task.id: task.raw for task in task_set}, f"benchmark {version} ({how})"
 
 
 def audit_file(
     path: str | os.PathLike[str],
     tasks: str | os.PathLike[str] | None = None,
     task_id_map: Mapping[str, str] | None = None,
+    benchmark: str | None = None,
 ) -> FileAudit:
     """Audit every simulation of a results file.
 
-    ``tasks``: the task set for a file without embedded tasks; ``task_id_map``: simulation id
-    -> real task id, for files whose task ids are wrong. A bad file raises a one-line error.
+    ``tasks``: the task set for a file without embedded tasks (default: the task set of the
+    benchmark version the file records, else ``benchmark``, else tau2); ``task_id_map``:
+    simulation id -> real task id, for files whose task ids are wrong. A bad file raises a
+    one-line error.
     """
     results = Results.load(path, need_messages=True)
-    by_id = _tasks_by_id(results, tasks)
+    by_id, scenarios = _tasks_by_id(results, tasks, benchmark)
     id_map = task_id_map or {}
     audits = []
     for sim in results.simulations:
@@ -138,7 +149,7 @@ def audit_file(
         except ValueError as exc:
             audit.error = str(exc)
         audits.append(audit)
-    return FileAudit(str(path), audits)
+    return FileAudit(str(path), audits, scenarios)
 
 
 def audit_summary(simulations: Sequence[Mapping[str, Any]]) -> JSONObject | None:

@@ -7,7 +7,13 @@ from functools import lru_cache
 
 from airline_gym.llm.litellm_backend import LOCAL_KEY, load_litellm
 
-__all__ = ["LOCAL_API_KEY", "check_credentials", "effective_api_key", "is_openai_compatible"]
+__all__ = [
+    "LOCAL_API_KEY",
+    "check_credentials",
+    "effective_api_key",
+    "is_openai_compatible",
+    "surely_missing_key",
+]
 
 #: Sent to a local OpenAI-compatible server (``api_base`` given) when no key is configured;
 #: litellm and the OpenAI SDK refuse to send a request without one, local servers ignore it.
@@ -51,6 +57,9 @@ def check_credentials(
         "or pass api_base=... for a local OpenAI-compatible server, or run offline with "
         'user="scripted"'
     )
+    variable = surely_missing_key(model, api_key)
+    if variable:  # told without importing litellm (seconds on a small machine)
+        return _needs_credentials(model, [variable], alternative)
     litellm = load_litellm()
     try:
         litellm.get_llm_provider(model=model)
@@ -66,11 +75,35 @@ def check_credentials(
     missing = [str(k) for k in info.get("missing_keys") or []]
     if info.get("keys_in_environment") and not missing:
         return None
+    return _needs_credentials(model, missing, alternative)
+
+
+def _needs_credentials(model: str, missing: list[str], alternative: str) -> str:
     needed = ", ".join(missing) if missing else "its provider's API key"
     return (
         f"model {model!r} needs credentials: set {needed} in the environment "
         f"(e.g. export {missing[0] if missing else 'PROVIDER_API_KEY'}=...), {alternative}"
     )
+
+
+#: Model names whose provider's key variable is known without litellm (a test checks each
+#: against litellm's own answer): a provider prefix, or the reference's default models.
+_KEY_OF_PREFIX = {"openai/": "OPENAI_API_KEY", "anthropic/": "ANTHROPIC_API_KEY"}
+_KEY_OF_MODEL = {name: "OPENAI_API_KEY" for name in ("gpt-4.1", "gpt-4.1-mini", "gpt-4o-mini")}
+
+
+def surely_missing_key(model: str, api_key: str | None) -> str | None:
+    """The variable litellm would ask for, when ``model``'s provider is known from its name
+    alone and neither ``api_key`` nor that variable is set; else None (litellm decides)."""
+    if api_key:
+        return None
+    variable = _KEY_OF_MODEL.get(model)
+    for prefix, name in _KEY_OF_PREFIX.items():
+        if model.startswith(prefix):
+            variable = name
+    if variable is None or os.environ.get(variable):
+        return None
+    return variable
 
 
 #: The variables that route a request through an HTTP proxy (as urllib and httpx read them).

@@ -164,7 +164,7 @@ def test_eval_prints_a_summary_and_writes_the_file(tmp_path):
 @pytest.mark.parametrize(
     ("args", "code", "text"),
     [
-        ([], 2, "one of the arguments --agent --agent-model is required"),
+        ([], 2, "one of the arguments --agent --agent-model/--agent-llm is required"),
         (["--agent", "smart"], 2, "invalid choice: 'smart'"),
         (["--agent", "noop", "--agent-model", "m"], 2, "not allowed with argument"),
         (["--agent", "noop", "--trials", "0"], 2, "--trials must be at least 1"),
@@ -201,10 +201,10 @@ def test_eval_refuses_to_overwrite_and_to_resume_something_else(runs, tmp_path):
 def test_eval_without_credentials_fails_before_running(capsys, monkeypatch, tmp_path):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.chdir(tmp_path)
-    assert main(["eval", "--agent-model", "gpt-4.1"]) == 1
+    assert main(["eval", "--agent-model", "gpt-4.1"]) == 2  # a missing credential: bad input
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "OPENAI_API_KEY" in err[0] and "LLM agent cannot run" in err[0]
-    assert main(["eval", "--agent", "noop", "--user-model", "gpt-4.1"]) == 1
+    assert main(["eval", "--agent", "noop", "--user-model", "gpt-4.1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "LLM user simulator cannot run" in err[0]
     assert not (tmp_path / "results").exists()
@@ -282,7 +282,8 @@ def test_show_a_task(tau2_tasks):
     [
         (["99"], 2, "no task '99' in task set 'tau2' (ids: 0..49)"),
         (["1", "--tasks", "nope.json"], 2, "tasks file not found"),
-        ([], 2, "the following arguments are required: TASK"),
+        ([], 2, "name the task: airline-gym show TASK (or --task TASK)"),
+        (["1", "--task", "2"], 2, "two tasks named (1 and --task 2): name one"),
     ],
 )
 def test_show_bad_arguments(args, code, text):

@@ -112,9 +112,9 @@ def test_agent_model_without_a_key_hints_the_cli_fix(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.chdir(tmp_path)
-    assert main([command, "--agent-model", "gpt-4.1"]) == 1
+    assert main([command, "--agent-model", "gpt-4.1"]) == 2
     err = capsys.readouterr().err
-    assert "--agent gold" in err and "--agent noop" in err and "--api-base" in err
+    assert "--agent gold" in err and "--agent noop" in err and "--agent-api-base" in err
     assert 'user="scripted"' not in err and "api_base=" not in err
 
 

@@ -74,7 +74,7 @@ def test_a_bad_argument_is_still_one_line_and_exit_2() -> None:
     )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines() == [
-        "airline-gym eval: error: argument --trials: invalid int value: 'x'"
+        "airline-gym eval: error: argument --trials/--num-trials: invalid int value: 'x'"
     ]
 
 

@@ -28,15 +28,15 @@ NO_KEYS = {name: "" for name in os.environ if name.endswith("_API_KEY")}
     ("args", "server_flag", "offline"),
     [
         (["eval", "--agent", "gold", "--task-ids", "0"], "--user-api-base", "--user scripted"),
-        (["play", "--task", "0"], "--api-base", "--user scripted"),
-        (["demo"], "--api-base", "no --user-model"),
+        (["play", "--task", "0"], "--user-api-base", "--user scripted"),
+        (["demo"], "--user-api-base", "--user scripted"),
     ],
 )
 def test_a_customer_without_credentials_is_told_the_commands_own_flags(
     args: list[str], server_flag: str, offline: str, tmp_path: Path
 ) -> None:
     done = cli(*args, "--user-model", "gpt-4.1", env=NO_KEYS, cwd=tmp_path)
-    line = one_line_error(done, code=1)
+    line = one_line_error(done, code=2)  # a missing credential is bad input
     assert "the LLM user simulator cannot run" in line
     assert f"or pass {server_flag} URL for a local OpenAI-compatible server" in line
     assert line.endswith(f"or run offline with {offline}"), line
