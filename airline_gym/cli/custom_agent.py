@@ -5,7 +5,7 @@ imported as Python would from ``sys.path``: the current folder, ``$PYTHONPATH``,
 packages; the attribute may be dotted, ``module:Class.create``). It is called once per
 episode with the keyword arguments it accepts, of:
 
-- ``seed``: the episode's seed (an int; the same for every task of a trial, as tau2 run's);
+- ``seed``: the episode's seed (an int derived from --seed, as in the results file);
 - ``task_set``: the run's :class:`~airline_gym.domain.tasks.TaskSet`;
 
 and returns an agent: an object with ``reset(info)`` and ``act(observation, info)`` (and, if it
@@ -49,9 +49,14 @@ def load_factory(spec: str) -> Callable[..., Any]:
     module_name, _, attribute = spec.partition(":")
     if not module_name.strip() or not attribute.strip():
         raise ConfigError(f"--agent {spec!r}: give package.module:factory (both parts)")
+    name = module_name.strip()
     try:
-        module = importlib.import_module(module_name.strip())
+        module = importlib.import_module(name)
     except ModuleNotFoundError as exc:
+        if exc.name is None or not (name == exc.name or name.startswith(exc.name + ".")):
+            raise ConfigError(  # the module is there, but something it imports is not
+                f"--agent {spec!r}: importing {module_name!r} failed: {describe_exception(exc)}"
+            ) from None
         raise ConfigError(
             f"--agent {spec!r}: cannot import {module_name!r} ({exc}; is its folder on PYTHONPATH?)"
         ) from None

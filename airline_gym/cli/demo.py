@@ -64,7 +64,6 @@ def _agent(args: argparse.Namespace, task_set: Any) -> Any:
         return agents.LiteLLMAgent(
             args.agent_model, api_base=args.agent_api_base, api_key=_agent_key(args)
         )
-    refuse_agent_server(args, "they apply to --agent-model only")
     return agents.builtin_agent(args.agent, task_set, args.seed)
 
 
@@ -81,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("--max-steps must be at least 1")
     if args.agent_model:
         _agent_key(args)  # before the env and litellm load: a missing key is told at once
+    else:
+        refuse_agent_server(args, "they apply to --agent-model only")
     kind = customer_kind(args)
     user_llm_args: dict[str, Any] | None = None
     if kind == "llm":
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     agent.reset(info)
     episode = env.episode
     assert episode is not None
-    terminated = truncated = False
+    terminated, truncated = episode.done, False  # the customer may end it at reset
     reward: SupportsFloat = 0.0
     colour = not args.no_colour and sys.stdout.isatty()
     try:
@@ -116,6 +117,9 @@ def run(args: argparse.Namespace) -> int:
         print(transcript(episode.messages, colour=colour))
         raise
     print(transcript(episode.messages, colour=colour))
+    if "reward_info" not in info:  # the episode ended at reset (the customer failed)
+        print(f"the episode ended before the agent's first turn: {info.get('error')}")
+        return 1
     print_grade(info, float(reward))
     return 0
 

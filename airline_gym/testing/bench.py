@@ -160,7 +160,9 @@ def format_figures(figures: dict[str, float]) -> str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym bench``."""
     parser.add_argument("--repeat", type=int, default=1000, help="runs per figure (default 1000)")
-    parser.add_argument("--task", default="17", help="task whose episode is graded (default 17)")
+    parser.add_argument(
+        "--task", default="17", help="one task's id, e.g. 17 (default 17; its episode is graded)"
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     side_by_side = "measure the reference (tau2, if installed) on the same work, side by side"
     parser.add_argument("--vs-reference", action="store_true", help=side_by_side)

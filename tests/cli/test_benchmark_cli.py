@@ -78,3 +78,46 @@ def test_eval_records_the_version_and_resume_keeps_it(tmp_path: Path) -> None:
     again = cli("eval", "--agent", "gold", "--task-ids", "2,7", "--out", str(out), "--resume")
     assert again.returncode == 2
     assert "it was run with --benchmark 'tau3', this run has 'tau2'" in again.stderr
+
+
+def test_demo_plays_the_tau3_task_with_benchmark_tau3() -> None:
+    tau2, tau3 = cli("demo", "--task", "7"), cli("demo", "--task", "7", "--benchmark", "tau3")
+    assert tau2.returncode == tau3.returncode == 0, tau3.stderr
+    assert tau2.stdout.rstrip().endswith("reward=1.0") and tau3.stdout.rstrip().endswith(
+        "reward=1.0"
+    )
+    # task 7's upgrade: economy in tau2, business in tau3 (spec 9.4)
+    upgrade = 'update_reservation_flights(reservation_id="XEHM4B", cabin='
+    assert f'{upgrade}"economy"' in tau2.stdout and f'{upgrade}"business"' not in tau2.stdout
+    assert f'{upgrade}"business"' in tau3.stdout
+
+
+def _one_customer_turn(task_id: str, text: str) -> dict[str, object]:
+    turns = [("assistant", "Hi! How can I help you today?"), ("user", text)]
+    messages = [{"role": r, "content": c, "tool_calls": None} for r, c in turns]
+    return {"id": "s1", "task_id": task_id, "trial": 0, "messages": messages}
+
+
+def test_audit_user_reads_a_tau3_file_against_tau3s_scenarios(tmp_path: Path) -> None:
+    # tau3's task 18 withholds the payment method (tau2's withholds nothing): a payment id the
+    # customer states unprompted is a leak against tau3's scenario, an invention against tau2's
+    sim = _one_customer_turn("18", "Please refund it to credit_card_9999999.")
+    recorded = tmp_path / "tau3_run.json"  # no embedded tasks; the info records tau3
+    recorded.write_text(json.dumps({"info": {"benchmark": "tau3"}, "simulations": [sim]}))
+    bare = tmp_path / "bare.json"  # tells nothing: --benchmark decides, else tau2
+    bare.write_text(json.dumps([sim]))
+
+    def kinds(*args: str) -> tuple[list[str], str]:
+        done = cli("audit-user", "--json", *args)
+        assert done.returncode == 0, done.stderr
+        results = json.loads(done.stdout)["files"][0]["results"]
+        return [flag["kind"] for r in results for flag in r["user_audit"]], done.stderr
+
+    flagged, said = kinds(str(recorded))
+    assert flagged == ["leak"]
+    assert f"{recorded}: scenarios of benchmark tau3 (recorded in the file's info)" in said
+    assert kinds(str(bare), "--benchmark", "tau3")[0] == ["leak"]
+    flagged, said = kinds(str(bare))
+    assert flagged == ["invention"] and "benchmark tau2 (the default" in said
+    refused = cli("audit-user", str(recorded), "--tasks", "tau2")
+    assert refused.returncode == 2 and "belongs to benchmark 'tau2', not 'tau3'" in refused.stderr
