@@ -19,6 +19,7 @@ flag                meaning (in every command that has it)      also spelt
 from __future__ import annotations
 
 import argparse
+import re
 from typing import Any
 
 from airline_gym.errors import ConfigError
@@ -38,6 +39,7 @@ __all__ = [
     "add_customer_arguments",
     "add_no_agent_server_arguments",
     "add_task_ids_argument",
+    "api_key",
     "check_customer",
     "check_model_credentials",
     "customer_kind",
@@ -72,6 +74,20 @@ JUDGE_KEY_HINT = (
 )
 
 
+_VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9_]*_(?:API_)?KEY")
+
+
+def api_key(text: str) -> str:
+    """An argparse type: the API key itself. A variable's name (``OPENAI_API_KEY``: what tau2
+    run's ``--agent-api-key`` takes) is refused, naming the way to pass its value."""
+    if _VARIABLE_NAME.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is a variable's name, not a key (tau2 run takes the name; here the key "
+            f'itself: "${text}", or leave the flag out to read {text} from the environment)'
+        )
+    return text
+
+
 def add_agent_server_arguments(group: argparse._ActionsContainer) -> None:
     """The LLM agent's server: ``--agent-api-base`` and ``--agent-api-key`` (``--api-base`` and
     ``--api-key`` are the same flags: the agent's, in every command)."""
@@ -80,7 +96,7 @@ def add_agent_server_arguments(group: argparse._ActionsContainer) -> None:
         help=AGENT_API_BASE_HELP,
     )  # fmt: skip
     group.add_argument(
-        "--agent-api-key", "--api-key", dest="agent_api_key", metavar="KEY",
+        "--agent-api-key", "--api-key", dest="agent_api_key", metavar="KEY", type=api_key,
         help=AGENT_API_KEY_HELP,
     )  # fmt: skip
 
@@ -93,7 +109,7 @@ def add_customer_arguments(group: argparse._ActionsContainer) -> None:
         "--user-model", "--user-llm", dest="user_model", metavar="MODEL", help=USER_MODEL_HELP
     )
     group.add_argument("--user-api-base", metavar="URL", help=USER_API_BASE_HELP)
-    group.add_argument("--user-api-key", metavar="KEY", help=USER_API_KEY_HELP)
+    group.add_argument("--user-api-key", metavar="KEY", type=api_key, help=USER_API_KEY_HELP)
 
 
 def add_no_agent_server_arguments(parser: argparse._ActionsContainer) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 from airline_gym.cli.flags import (
     JUDGE_KEY_HINT,
     add_customer_arguments,
+    api_key,
     check_customer,
     check_model_credentials,
 )
@@ -104,7 +105,12 @@ def add_reward_basis_arguments(group: argparse._ActionsContainer, repeatable: bo
     group.add_argument(
         "--judge-api-base", metavar="URL", help="OpenAI-compatible URL for the judge"
     )
-    group.add_argument("--judge-api-key", help="API key for the judge's model (default: from env)")
+    group.add_argument(
+        "--judge-api-key",
+        metavar="KEY",
+        type=api_key,
+        help="API key for the judge's model (default: from env)",
+    )
 
 
 def reward_bases(args: argparse.Namespace) -> list[tuple[str, ...]]:

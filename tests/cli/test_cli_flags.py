@@ -105,6 +105,16 @@ def test_tau2_runs_flag_names_parse_as_ours() -> None:
     assert task_ids(ours.task_ids) == task_ids(tau2s.task_ids) == ["1", "2", "3"]
 
 
+@pytest.mark.parametrize(
+    "flag", ["--agent-api-key", "--api-key", "--user-api-key", "--judge-api-key"]
+)
+def test_a_key_flag_given_a_variables_name_as_tau2_run_takes_it_is_refused(flag: str) -> None:
+    done = cli("eval", "--agent-model", "openai/a", flag, "OPENAI_API_KEY")
+    line = one_line_error(done)
+    assert "'OPENAI_API_KEY' is a variable's name, not a key" in line
+    assert '"$OPENAI_API_KEY"' in line
+
+
 def test_eval_plays_space_separated_task_ids(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     done = cli(
