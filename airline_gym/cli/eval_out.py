@@ -73,10 +73,8 @@ def write_page(out: Path) -> Path | None:
 def check_plot(path: Path) -> None:
     """Refuse, before the run, a --plot file matplotlib cannot write: no matplotlib, an image
     format it does not know (by the file's suffix), a directory, or a missing folder."""
-    require("matplotlib", "plot", "--plot")
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    formats = FigureCanvasBase.get_supported_filetypes()
+    backend = require("matplotlib.backend_bases", "plot", "--plot")
+    formats = backend.FigureCanvasBase.get_supported_filetypes()
     suffix = path.suffix[1:].lower()
     if suffix and suffix not in formats:
         raise ConfigError(
