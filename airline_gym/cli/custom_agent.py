@@ -10,8 +10,10 @@ episode with the keyword arguments it accepts, of:
 
 and returns an agent: an object with ``reset(info)`` and ``act(observation, info)`` (and, if it
 wants, ``async aact(observation, info)``), as :class:`airline_gym.agents.base.Agent` says.
-Anything wrong with the spec, or a factory that returns something else, is one line (exit 2)
-before any episode runs.
+Anything wrong with the spec, or a factory that fails or returns something else, is one line
+(exit 2) before any episode runs (the factory is tried once with the run's base seed); a factory
+that fails later stops the run in one line (exit 1), the episodes played so far kept for
+--resume.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 
 from airline_gym.agents.registry import BUILTIN_AGENTS
 from airline_gym.domain.tasks import TaskSet
-from airline_gym.errors import ConfigError, describe_exception
+from airline_gym.errors import AgentError, AirlineGymError, ConfigError, describe_exception
 
 __all__ = ["custom_agent_factory", "is_custom_agent", "load_factory"]
 
@@ -97,21 +99,25 @@ def custom_agent_factory(spec: str, task_set: TaskSet, seed: int) -> Callable[[i
     factory = load_factory(spec)
     accepted = _accepted(factory)
 
-    def make(episode_seed: int) -> Any:
+    def build(episode_seed: int, error: type[AirlineGymError]) -> Any:
         given = {"seed": episode_seed, "task_set": task_set}
         try:
             agent = factory(**{name: given[name] for name in accepted})
         except Exception as exc:
-            raise ConfigError(
+            raise error(
                 f"--agent {spec!r}: the factory failed: {describe_exception(exc)}"
             ) from None
         missing = [m for m in ("reset", "act") if not callable(getattr(agent, m, None))]
         if missing:
-            raise ConfigError(
+            raise error(
                 f"--agent {spec!r}: the factory returned a {type(agent).__name__}, not an agent "
                 f"(it has no {' or '.join(m + '()' for m in missing)})"
             )
         return agent
 
-    make(seed)
+    build(seed, ConfigError)  # up front: bad input, exit 2
+
+    def make(episode_seed: int) -> Any:  # during the run: a failed run, exit 1
+        return build(episode_seed, AgentError)
+
     return make

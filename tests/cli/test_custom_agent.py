@@ -111,3 +111,38 @@ def test_a_bad_factory_is_one_line_and_exit_2(
     line = one_line_error(cli("eval", "--agent", spec, "--out", out, env=pythonpath))
     assert says in line, line
     assert not list(tmp_path.glob("r.json*"))
+
+
+FLAKY = """
+from airline_gym.agents import NoOpAgent
+
+calls = 0
+
+
+def make(seed):
+    # tried up front, then once for the run's record, then per episode: fails on the second
+    global calls
+    calls += 1
+    if calls > 3:
+        raise RuntimeError("out of GPUs")
+    return NoOpAgent()
+"""
+
+
+def test_a_factory_failing_during_the_run_is_a_failed_run_and_keeps_what_played(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "flaky.py").write_text(FLAKY)
+    env = {
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    }
+    out = tmp_path / "r.json"
+    done = cli("eval", "--agent", "flaky:make", "--task-ids", "0", "1", "--out", out, env=env)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    line = done.stderr.strip().splitlines()[-1]  # after the progress lines
+    assert line == (
+        "airline-gym eval: error: --agent 'flaky:make': the factory failed: RuntimeError: "
+        "out of GPUs"
+    )
+    journal = out.with_name("r.json.journal").read_text().splitlines()
+    assert '"task_id": "0"' in "".join(journal) and '"task_id": "1"' not in "".join(journal)
