@@ -55,3 +55,29 @@ def test_the_gymnasium_loop_plays_and_prints_the_grade(monkeypatch: pytest.Monke
     assert next(agent_turns, None) is None  # every gold call and done were asked for
     assert models == {"gpt-4.1"}
     assert out.getvalue().startswith("1.0 ")
+
+
+def bash_commands() -> list[list[str]]:
+    """Each ``airline-gym ...`` command of the README's bash blocks, continuation lines joined."""
+    import shlex
+
+    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    text = "\n".join(blocks).replace("\\\n", " ")
+    return [
+        shlex.split(line.split("#")[0])
+        for line in text.splitlines()
+        if line.strip().startswith("airline-gym ")
+    ]
+
+
+def test_the_readme_commands_parse_as_written() -> None:
+    from airline_gym.cli.main import build_parser
+
+    commands = bash_commands()
+    assert [c[1] for c in commands] == ["eval", "report"]
+    for command in commands:
+        args = build_parser().parse_args(command[1:])
+        assert args.command == command[1]
+    evaluated = build_parser().parse_args(commands[0][1:])
+    assert evaluated.benchmark == "tau3" and evaluated.trials == 4
+    assert evaluated.agent_api_base == "http://localhost:8000/v1"  # the agent's server
