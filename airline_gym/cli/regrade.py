@@ -26,9 +26,16 @@ Examples:
   airline-gym regrade toolorchestra.json --task-id-map task_id_fix.json
   airline-gym regrade results.json --reward-basis DB,COMMUNICATE,ACTION
 
-With --reward-basis, rewards are computed on that basis instead of each task's own; they are
-then not compared with the recorded ones (exit 1 only for simulations that could not be
-replayed or judged). NL_ASSERTION asks an LLM judge (--judge-model, --judge-api-base).
+Each file is graded on the reward basis it records (info.reward_basis, as 'eval
+--reward-basis' writes it), else on each task's own, and compared with the recorded rewards.
+With --reward-basis on another basis than the recorded one, rewards are computed on that basis
+instead: they are then not compared with the recorded ones (no agreement is claimed; exit 1
+only for simulations that could not be replayed or judged). NL_ASSERTION asks an LLM judge
+(--judge-model, default the model the file records, --judge-api-base). A judge that fails is
+marked "judge failed", and one the file records as failed (reward_info.info.nl.error)
+"judge failed (recorded)": neither is a disagreement.
+
+--summary prints only the summary lines (no row per simulation).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from airline_gym.cli.options import add_reward_basis_arguments, judge_from_args, reward_bases
 from airline_gym.data import DataError
@@ -80,10 +88,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="JSON mapping simulation id -> real task id (flat, or a 'by_simulation_id' fix file)",
     )
-    parser.add_argument(
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument(
         "--json", action="store_true", help="one JSON object per simulation instead of a table"
     )
+    shown.add_argument(
+        "--summary",
+        action="store_true",
+        help="only the summary lines on stderr: no row per simulation",
+    )
     add_reward_basis_arguments(parser)
+
+
+_AGREE = {
+    "agree": "yes",
+    "unrecorded": "yes",
+    "disagree": "NO",
+    "error": "NO",
+    "judge_error": "judge failed",
+    "recorded_judge_error": "judge failed (recorded)",
+    "other_basis": "-",
+}
+
+
+def _ours(r: RegradeResult) -> str:
+    if r.error:
+        return "error"
+    if r.grade is None:
+        return "-"
+    return "judge error" if r.judge_error else _fmt_reward(r.reward)
 
 
 def _rows(results: list[RegradeResult]) -> list[tuple[str, ...]]:
@@ -91,9 +124,9 @@ def _rows(results: list[RegradeResult]) -> list[tuple[str, ...]]:
         (
             r.simulation_id,
             r.task_id,
-            _fmt_reward(r.recorded_reward),
-            "error" if r.error else "-" if r.grade is None else _fmt_reward(r.reward),
-            "yes" if r.agrees() else "NO",
+            "judge error" if r.recorded_judge_error else _fmt_reward(r.recorded_reward),
+            _ours(r),
+            _AGREE[r.status()],
             "yes" if r.db_match else "no",
             r.termination_reason,
             str(len(r.output_mismatches)),
@@ -131,7 +164,7 @@ def _print_table(title: str, results: list[RegradeResult]) -> None:
             min_width=len(header),
         )
     for row in rows:
-        table.add_row(*row, style=None if row[4] == "yes" else "bold red")
+        table.add_row(*row, style=None if row[4] in ("yes", "-") else "bold red")
     console.print(table)
 
 
@@ -152,19 +185,32 @@ def _hint(name: str, results: list[RegradeResult]) -> str | None:
 def _version_line(name: str, run: RegradeRun) -> str | None:
     """Which benchmark version a file was graded under, and why; nothing for the silent default
     (a file that does not tell, no --benchmark) unless some of its simulations disagree."""
+    basis = (
+        f"; graded on its recorded reward basis {','.join(run.recorded_basis)}"
+        if run.recorded_basis and not any(r.rebased for r in run.results)
+        else ""
+    )
     if run.how == DEFAULT_HOW:
-        if all(r.agrees() for r in run.results):
-            return None
+        if all(r.status() != "disagree" for r in run.results):
+            return f"{name}: {basis[2:]}" if basis else None
         return (
             f"{name}: benchmark {run.benchmark} ({run.how}); if it is a tau3 run, pass "
-            "--benchmark tau3"
+            f"--benchmark tau3{basis}"
         )
-    return f"{name}: benchmark {run.benchmark} ({run.how})"
+    return f"{name}: benchmark {run.benchmark} ({run.how}){basis}"
 
 
 def _one_line(exc: BaseException) -> str:
     message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
     return " ".join(str(message).split()) or type(exc).__name__
+
+
+def _recorded_judge(args: argparse.Namespace, model: str | None) -> Any:
+    """The judge of a file whose recorded basis has NL_ASSERTION: --judge-model, else the model
+    the file records, else the reference's."""
+    if model and not getattr(args, "judge_model", None):
+        args = argparse.Namespace(**{**vars(args), "judge_model": model})
+    return judge_from_args(args, [("NL_ASSERTION",)])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -188,6 +234,7 @@ def run(args: argparse.Namespace) -> int:
                     benchmark=getattr(args, "benchmark", None),
                     reward_basis=basis,
                     judge=judge,
+                    make_judge=lambda model: _recorded_judge(args, model),
                 ),
             )
             for f in args.files
@@ -205,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             for r in results:
                 print(json.dumps({**r.to_dict(), "benchmark": run.benchmark}))
-        else:
+        elif not getattr(args, "summary", False):
             _print_table(name, results)
         hint = None if id_map else _hint(name, results)
         if hint:

@@ -19,7 +19,7 @@ disagreement); the others go on. The command line is ``airline-gym regrade``
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ from airline_gym.domain.benchmarks import version_of
 from airline_gym.domain.database import PristineDB
 from airline_gym.domain.grading import INFRASTRUCTURE_ERROR
 from airline_gym.domain.nl_assertions import Judge
+from airline_gym.domain.task_checks import run_basis
 from airline_gym.errors import ConfigError
 from airline_gym.harness.regrade_inputs import (
     load_checked,
@@ -58,6 +59,25 @@ class RegradeRun:
     results: list[RegradeResult]
     benchmark: str
     how: str
+    recorded_basis: tuple[str, ...] | None = None  # the run's own, as its info records it
+
+
+def recorded_basis(info: Mapping[str, Any], source: str) -> tuple[str, ...] | None:
+    """The reward basis a run was graded on, as ``eval`` records it (``info.reward_basis``);
+    ``None`` when it records none (each task's own). A malformed one is a one-line error."""
+    basis = info.get("reward_basis")
+    if basis is None:
+        return None
+    if not isinstance(basis, list):
+        raise ConfigError(f"{source}: info.reward_basis must be a list of components")
+    return run_basis(basis, f"{source}: info.reward_basis")
+
+
+def recorded_judge_model(info: Mapping[str, Any]) -> str | None:
+    """The NL judge's model a run recorded (``info.judge_info.llm``), if any."""
+    judge = info.get("judge_info")
+    model = judge.get("llm") if isinstance(judge, Mapping) else None
+    return model if isinstance(model, str) and model else None
 
 
 def regrade_file(path: str | os.PathLike[str], **options: Any) -> list[RegradeResult]:
@@ -74,8 +94,15 @@ def regrade_run(
     benchmark: str | None = None,
     reward_basis: tuple[str, ...] | None = None,
     judge: Judge | None = None,
+    make_judge: Callable[[str | None], Judge] | None = None,
 ) -> RegradeRun:
-    """Re-grade every simulation of a results file (on ``reward_basis`` when given).
+    """Re-grade every simulation of a results file: on ``reward_basis`` when given, else on
+    the basis the file records (``info.reward_basis``, as ``eval --reward-basis`` writes it),
+    else on each task's own. Only a re-grade on the recorded basis is compared with the
+    recorded reward; one on another basis is marked ``rebased``.
+
+    A recorded basis with NL_ASSERTION and no ``judge``: ``make_judge(recorded judge model)``
+    makes one (when given; else such simulations fail with the cause).
 
     Tasks: the file's embedded ones, else ``tasks`` (a tasks.json path), else the version's
     (the file's own when it tells, else ``benchmark``, else tau2). ``task_id_map`` overrides a
@@ -86,6 +113,10 @@ def regrade_run(
     embedded, sims = run.tasks or None, run.simulations
     version, how = version_of(run.info, embedded, benchmark)
     by_id, source = task_table(path, embedded, tasks, version)
+    recorded = recorded_basis(run.info, str(path))
+    basis = recorded if reward_basis is None else reward_basis
+    if judge is None and make_judge is not None and basis and "NL_ASSERTION" in basis:
+        judge = make_judge(recorded_judge_model(run.info))
     base = pristine_db() if base is None else base
     id_map = task_id_map or {}
     owner = {a.action_id: t.id for t in by_id.values() for a in t.actions}
@@ -99,15 +130,18 @@ def regrade_run(
             results.append(failed_result(sim, task_id, None, str(path)))
             continue
         try:
-            result = regrade_simulation(sim, by_id[task_id], base, reward_basis, judge)
+            result = regrade_simulation(sim, by_id[task_id], base, basis, judge)
         except Exception as exc:
             result = failed_result(sim, task_id, exc, str(path))
         result.file = str(path)
+        if reward_basis is not None:
+            was = set(recorded or by_id[task_id].reward_basis)
+            result.rebased = set(reward_basis) != was
         checks_task = _checks_owner(sim, owner)
         if checks_task is not None and checks_task != task_id:
             result.checks_task = checks_task
         results.append(result)
-    return RegradeRun(results, version, how)
+    return RegradeRun(results, version, how, recorded)
 
 
 def _checks_owner(sim: Mapping[str, Any], owner: Mapping[str, str]) -> str | None:

@@ -19,6 +19,7 @@ from airline_gym.domain.toolbox import execute
 from airline_gym.domain.transcript import CallRecord, tool_calls
 from airline_gym.harness.regrade_inputs import pristine_db
 from airline_gym.harness.regrade_result import RegradeResult
+from airline_gym.harness.results.metrics import judge_error_of
 
 __all__ = ["failed_result", "regrade_simulation"]
 
@@ -101,6 +102,7 @@ def regrade_simulation(
         output_mismatches=mismatches,
         grade=result,
         reward_basis=reward_basis,
+        recorded_judge_error=judge_error_of(sim),
     )
 
 
@@ -132,4 +134,5 @@ def failed_result(
         output_mismatches=[],
         grade=None,
         error=None if exc is None else f"{type(exc).__name__}: {str(exc)[:300]}",
+        recorded_judge_error=judge_error_of(sim),
     )

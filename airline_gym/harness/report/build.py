@@ -9,7 +9,7 @@ from pathlib import Path
 from airline_gym.domain.database import PristineDB
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, Task, load_task_set, parse_tasks
 from airline_gym.errors import AirlineGymError
-from airline_gym.harness.regrade import pristine_db
+from airline_gym.harness.regrade import pristine_db, recorded_basis
 from airline_gym.harness.report.grades import simulation_grade
 from airline_gym.harness.report.overview import run_overview
 from airline_gym.harness.report.records import simulation_entry
@@ -71,6 +71,7 @@ def load_run(
             sim_id = str(sim.get("id", ""))
             if sim_id in task_id_map:
                 sim["task_id"] = task_id_map[sim_id]
+    basis = recorded_basis(results.info, str(path))
     tasks, why_not = _tasks(results, str(path))
     base, no_base = _base() if tasks is not None else (None, "")
     why_not = why_not or no_base
@@ -80,7 +81,7 @@ def load_run(
         reason = why_not or ("" if task else f"no task {sim.get('task_id')!r} in the task set")
         if "messages" not in sim:
             task, reason = None, "the file records no messages for this simulation"
-        entry = simulation_entry(sim, simulation_grade(sim, task, base, reason))
+        entry = simulation_entry(sim, simulation_grade(sim, task, base, reason, basis))
         entry["grade"]["cause"] = _with_limit(entry, results.info)
         entries.append(entry)
     overview = run_overview(Path(path).name, results)
@@ -91,6 +92,7 @@ def load_run(
         and e["reward"] is not None
         and abs(e["grade"]["regraded"] - e["reward"]) > 1e-9
     )
+    overview["judge_failures"] = sum(1 for e in entries if e["grade"]["judge_error"])
     return results, (overview, entries)
 
 

@@ -14,10 +14,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airline_gym.domain.database import PristineDB
-from airline_gym.domain.grading import Grade
+from airline_gym.domain.grading import GRADED_TERMINATIONS, Grade
 from airline_gym.domain.tasks import Task
 from airline_gym.harness.regrade import regrade_simulation
 from airline_gym.harness.results.io import JSONObject
+from airline_gym.harness.results.metrics import judge_error_of
 
 __all__ = ["highlight_span", "simulation_grade", "utf16_offset"]
 
@@ -142,20 +143,39 @@ def _cause(sim: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
+_NL = "NL_ASSERTION"
+
+
+def _recorded_nl(sim: Mapping[str, Any]) -> float | None:
+    """The NL_ASSERTION component the file recorded (``reward_breakdown``), if a number."""
+    breakdown = _mapping(_mapping(sim.get("reward_info")).get("reward_breakdown"))
+    value = breakdown.get(_NL)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def simulation_grade(
-    sim: Mapping[str, Any], task: Task | None, base: PristineDB | None, why_not: str = ""
+    sim: Mapping[str, Any],
+    task: Task | None,
+    base: PristineDB | None,
+    why_not: str = "",
+    basis: tuple[str, ...] | None = None,
 ) -> JSONObject:
     """The report's grade of ``sim``: re-graded against ``task`` when given, else as recorded.
 
-    ``why_not`` says why there is no task (shown instead of the re-graded figures).
+    ``why_not`` says why there is no task (shown instead of the re-graded figures). ``basis``
+    is the run's recorded reward basis (``None``: each task's own). The report never calls an
+    NL judge: with NL_ASSERTION in the basis, the other components are re-graded and the
+    recorded NL verdict multiplies them; a recorded judge failure leaves it not re-graded.
     """
     out: JSONObject
     regraded: float | None = None
     error = why_not
     mismatches = 0
+    judge_error = judge_error_of(sim)
+    rest = None if basis is None else tuple(b for b in basis if b != _NL)
     if task is not None and base is not None:
         try:
-            result = regrade_simulation(sim, task, base)
+            result = regrade_simulation(sim, task, base, rest or (basis and ("DB",)))
         except Exception as exc:  # a hostile record: say so, show what was recorded
             error = f"re-grading raised {type(exc).__name__}: {str(exc)[:300]}"
             out = _recorded(sim)
@@ -164,6 +184,21 @@ def simulation_grade(
             out = _from_grade(result.grade, list(sim.get("messages") or []))
             regraded = result.reward
             mismatches = len(result.output_mismatches)
+            if basis is not None and _NL in basis:
+                out["basis"] = list(basis)
+                graded = result.grade.termination_reason in GRADED_TERMINATIONS
+                regraded = regraded if rest else float(graded)
+                nl = _recorded_nl(sim)
+                if judge_error or nl is None:
+                    regraded = None
+                    error = (
+                        "the NL judge failed: no verdict to re-grade with"
+                        if judge_error
+                        else "the file records no NL_ASSERTION verdict (the report does not "
+                        "ask a judge)"
+                    )
+                else:
+                    regraded *= nl
     else:
         out = _recorded(sim)
     out.update(
@@ -172,6 +207,7 @@ def simulation_grade(
             "regrade_error": error,
             "replay_mismatches": mismatches,
             "cause": _cause(sim),
+            "judge_error": judge_error or "",
         }
     )
     return out

@@ -34,7 +34,17 @@ CHUNK = 20
 
 #: What the list and the filters need of every simulation, embedded as plain escaped JSON;
 #: the rest of an entry (messages, grade, flags) is packed.
-INDEX_FIELDS = ("task", "trial", "id", "reward", "ok", "termination", "tools", "tool_errors")
+INDEX_FIELDS = (
+    "task",
+    "trial",
+    "id",
+    "reward",
+    "ok",
+    "termination",
+    "tools",
+    "tool_errors",
+    "judge_failed",
+)
 
 
 def pack(value: Any) -> str:

@@ -97,6 +97,7 @@ def simulation_entry(sim: Mapping[str, Any], grade: JSONObject) -> JSONObject:
         "termination": str(sim.get("termination_reason") or ""),
         "tools": tools,
         "tool_errors": sum(1 for m in messages if m.get("error")),
+        "judge_failed": bool(grade.get("judge_error")),
         "flags": audit_flags(sim),
         "messages": messages,
         "grade": grade,

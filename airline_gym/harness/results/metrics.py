@@ -24,6 +24,7 @@ __all__ = [
     "format_summary",
     "info_of",
     "is_success",
+    "judge_error_of",
     "pass_hat_k",
     "pass_hat_k_intervals",
     "sim_reward",
@@ -72,6 +73,17 @@ def sim_reward(sim: Mapping[str, Any]) -> float:
     info = sim.get("reward_info")
     reward = info.get("reward") if isinstance(info, Mapping) else None
     return float(reward) if isinstance(reward, int | float) else 0.0
+
+
+def judge_error_of(sim: Mapping[str, Any]) -> str | None:
+    """Why the NL judge gave no verdict on ``sim``, as recorded (``reward_info.info.nl.error``,
+    our judge's failure after its attempts); ``None`` when it gave one or was not asked. Such a
+    reward of 0 is no grade."""
+    info = sim.get("reward_info")
+    details = info.get("info") if isinstance(info, Mapping) else None
+    nl = details.get("nl") if isinstance(details, Mapping) else None
+    error = nl.get("error") if isinstance(nl, Mapping) else None
+    return " ".join(str(error).split())[:500] or None if error else None
 
 
 def counted(sim: Mapping[str, Any], failures_as_zero: bool = False) -> bool:
@@ -257,6 +269,7 @@ def summarize(results: Any, count_failures_as_zero: bool = False) -> JSONObject:
         "errors": errors,
         "benchmark": info_of(results).get("benchmark", "tau2"),
         "infrastructure_errors": len(failed),
+        "judge_failures": sum(judge_error_of(s) is not None for s in sims),
         "failures": "counted as 0" if count_failures_as_zero else "left out",
     }
 
@@ -322,6 +335,12 @@ def format_summary(summary: Mapping[str, Any], max_errors_shown: int = 5) -> str
         f"steps per episode: {_fmt(summary['steps_per_episode'], '.1f')} "
         f"(max {summary['max_steps_seen']})",
     ]
+    judge_failures = summary.get("judge_failures", 0)
+    if judge_failures:
+        lines.append(
+            f"NL judge failures: {judge_failures} simulation(s) have no verdict (the judge "
+            "failed; their reward 0 is not a grade: see reward_info.info.nl.error)"
+        )
     failed = summary.get("infrastructure_errors", 0)
     if failed or summary.get("benchmark") == "tau3":
         rule = summary.get("failures", "left out")

@@ -84,7 +84,7 @@
         tasks[s.task] = 1; terms[s.termination] = 1;
         s.tools.forEach(function (t) { tools[t] = 1; });
         var key = simKey(s.task, s.trial);
-        var reward = s.reward === null ? "none" : String(s.reward);
+        var reward = s.judge_failed ? "no verdict (judge failed)" : s.reward === null ? "none" : String(s.reward);
         var tr = el("tr", { class: s.ok ? "ok" : "fail", "data-run": r, "data-index": i, "data-key": key },
           two ? el("td", null, "AB"[r]) : null,
           el("td", null, el("a", { href: "#" + key }, s.task)),
@@ -227,11 +227,12 @@
       ? "not re-graded" + (g.regrade_error ? ": " + g.regrade_error : "")
       : "re-graded " + g.regraded + (s.reward !== null && Math.abs(g.regraded - s.reward) > 1e-9 ? " (disagrees with the file)" : " (agrees)");
     parts.push(el("table", { class: "facts" },
-      el("tr", null, el("th", null, "reward"), el("td", { class: "reward-value" }, s.reward === null ? "none recorded" : String(s.reward), " ", el("span", { class: "badge " + (s.ok ? "ok" : "fail") }, s.ok ? "success" : "failure"))),
+      el("tr", null, el("th", null, "reward"), el("td", { class: "reward-value" }, s.judge_failed ? "no verdict (the NL judge failed; recorded " + s.reward + ")" : s.reward === null ? "none recorded" : String(s.reward), " ", el("span", { class: "badge " + (s.ok ? "ok" : "fail") }, s.ok ? "success" : s.judge_failed ? "judge failed" : "failure"))),
       el("tr", null, el("th", null, "re-grade"), el("td", null, regraded)),
       el("tr", null, el("th", null, "reward basis"), el("td", null, g.basis.join(" x ") || "not recorded")),
       el("tr", null, el("th", null, "termination"), el("td", { class: "termination" }, s.termination || "not recorded")),
-      g.cause ? el("tr", null, el("th", null, "cause"), el("td", { class: "cause" }, g.cause)) : null,
+      g.judge_error ? el("tr", null, el("th", null, "NL judge"), el("td", { class: "judge-error" }, "failed, no verdict (the reward is no grade): " + g.judge_error)) : null,
+      g.cause && g.cause !== g.judge_error ? el("tr", null, el("th", null, "cause"), el("td", { class: "cause" }, g.cause)) : null,
       g.replay_mismatches ? el("tr", null, el("th", null, "replay"), el("td", null, g.replay_mismatches + " replayed tool output(s) differ from the recorded ones")) : null));
 
     parts.push(el("h4", null, "Database: ", el("span", { class: "db-match " + (g.db_match ? "ok" : "fail") }, g.db_match === true ? "matches the gold DB" : g.db_match === false ? "differs from the gold DB" : "no DB check recorded")));
