@@ -45,6 +45,12 @@ tau2 run's flag names are accepted too: --agent-llm, --user-llm, --num-trials,
   airline-gym eval --agent noop --task-ids 0,1,2 --benchmark tau3
   airline-gym eval --benchmark tau3 --agent-model MODEL --user-model gpt-5.2 \\
       --user-llm-args '{"reasoning_effort": "low"}' --trials 4 --seed 300 --out tau3.json
+
+Exit code: 0 when the run finished; 1 when it failed: its failed simulations (agent_error,
+user_error, infrastructure_error: a model or server that did not answer, or a failed NL judge)
+reached --max-failures N (default: every simulation), or the --report page could not be
+written; said in one line, the results file saved all the same; 2 on bad input (one line,
+nothing run); 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -56,6 +62,7 @@ from pathlib import Path
 
 from airline_gym.cli.custom_agent import custom_agent_factory, is_custom_agent
 from airline_gym.cli.eval_args import add_arguments
+from airline_gym.cli.eval_failures import failed_run_line
 from airline_gym.cli.eval_out import (
     check_out,
     check_plot,
@@ -157,4 +164,9 @@ def run(args: argparse.Namespace) -> int:
         plot_pass_hat_k({label: pass_hat_k(results)}, args.plot, title=f"pass^k on {out.name}")
         if not args.json:
             print(f"plot: {args.plot}")
+    failed = failed_run_line(results.simulations, getattr(args, "max_failures", None), out)
+    if failed:
+        sys.stdout.flush()
+        print(f"airline-gym eval: error: {failed}", file=sys.stderr)
+        return 1
     return 1 if args.report and report is None else 0

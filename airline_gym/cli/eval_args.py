@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from airline_gym.agents import BUILTIN_AGENTS
+from airline_gym.cli.eval_failures import positive_count
 from airline_gym.cli.flags import (
     AGENT_MODEL_HELP,
     add_agent_server_arguments,
@@ -103,6 +104,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --resume, also rerun agent_error/user_error simulations",
     )
     add_failure_arguments(llm, output)
+    output.add_argument(
+        "--max-failures",
+        type=positive_count,
+        metavar="N",
+        help="exit 1 (the run failed) when N simulations failed on infrastructure (agent_error, "
+        "user_error, infrastructure_error or a failed NL judge); default: all of them",
+    )
     output.add_argument("--plot", metavar="PNG", help="draw the pass^k curve (needs matplotlib)")
     output.add_argument("--json", action="store_true", help="print the summary as JSON")
     output.add_argument(

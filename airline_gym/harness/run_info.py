@@ -8,6 +8,7 @@ API keys are never recorded.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -145,6 +146,21 @@ def _first_change(before: dict[str, Any], now: dict[str, Any]) -> tuple[str, Any
     return name, before.get(name, _UNSET), now.get(name, _UNSET)
 
 
+def _plain(label: str, value: Any) -> str:
+    """A recorded setting as a user writes it (no Python reprs): ``random_agent``,
+    ``llm_agent (gpt-4.1)``, ``DB,ACTION``, ``0.5``."""
+    if value is _UNSET or value is None:
+        return "each task's own" if label == "--reward-basis" else "unset"
+    if label in ("the agent", "the customer") and isinstance(value, list):
+        impl, llm = [*value, None, None][:2]
+        return f"{impl} ({llm})" if llm else str(impl)
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, Mapping):
+        return json.dumps(value, sort_keys=True, default=str)
+    return str(value)
+
+
 class _Unset:
     def __repr__(self) -> str:
         return "unset"
@@ -165,11 +181,11 @@ def check_resumable(path: Path, old: Mapping[str, Any], new: Mapping[str, Any]) 
         if label.endswith("'s"):  # model settings: name the one that changed
             name, was, now = _first_change(before[label], value)
             raise ConfigError(
-                f"cannot resume {path}: it was run with {label} {name} {was!r}, this run has "
-                f"{now!r} (keep --temperature, --max-tokens, --timeout and --llm-args/"
-                "--user-llm-args as they were)"
+                f"cannot resume {path}: it was run with {label} {name} {_plain(name, was)}, "
+                f"this run has {_plain(name, now)} (keep --temperature, --max-tokens, --timeout "
+                "and --llm-args/--user-llm-args as they were)"
             )
         raise ConfigError(
-            f"cannot resume {path}: it was run with {label} {before[label]!r}, "
-            f"this run has {value!r}"
+            f"cannot resume {path}: it was run with {label} {_plain(label, before[label])}, "
+            f"this run has {_plain(label, value)}"
         )

@@ -178,8 +178,11 @@ def test_any_agent_exception_is_recorded_and_retry_errors_reruns_those(tmp_path)
 def test_resume_refuses_a_different_run(tmp_path):
     out = tmp_path / "noop.json"
     evaluate("noop", EvalConfig(task_ids=["0"]), out=out)
-    with pytest.raises(ValueError, match=r"cannot resume .* the agent \['noop_agent', None\]"):
+    with pytest.raises(ValueError) as refused:
         evaluate("gold", EvalConfig(task_ids=["0"]), out=out, resume=True)
+    # in the words of the command line, no Python reprs (issue 27, F33)
+    assert "it was run with the agent noop_agent, this run has gold_agent" in str(refused.value)
+    assert "[" not in str(refused.value) and "None" not in str(refused.value)
     with pytest.raises(ValueError, match="--seed 300, this run has 1"):
         evaluate("noop", EvalConfig(task_ids=["0"], seed=1), out=out, resume=True)
     # More trials is fine: the run grows.

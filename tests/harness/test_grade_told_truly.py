@@ -67,7 +67,8 @@ def judge_failed_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, st
             "--judge-model", "openai/judge", "--judge-api-base", server.base_url,
             "--out", str(out),
         )  # fmt: skip
-    assert code == 0, err
+    assert code == 1, err  # every simulation's judge failed: a failed run (B8)
+    assert "2 of 2 simulations failed (NL judge failed 2)" in err.strip().splitlines()[-1]
     return out, stdout
 
 

@@ -284,14 +284,16 @@ def _fmt(value: float | None, spec: str = ".3f") -> str:
     return "-" if value is None else format(value, spec)
 
 
-def _wrapped(head: str, items: Sequence[str], width: int = 100) -> list[str]:
-    """``head`` then ``items`` separated by spaces, wrapped at ``width`` with an indent."""
-    lines, line = [], head
+def _wrapped(head: str, items: Sequence[str], width: int = 100, sep: str = " ") -> list[str]:
+    """``head`` then ``items`` separated by ``sep``, wrapped at ``width`` with an indent."""
+    lines, line, first = [], head, True
     for item in items:
-        if len(line) + 1 + len(item) > width and line.strip():
+        gap = " " if first else sep
+        if len(line) + len(gap) + len(item) > width and line.strip():
             lines.append(line)
-            line = "   "
-        line += " " + item
+            line, gap = "   ", " "
+        line += gap + item
+        first = False
     return [*lines, line]
 
 
@@ -302,10 +304,11 @@ def _noise_lines(summary: Mapping[str, Any]) -> list[str]:
         return []
     tallies = summary.get("task_successes") or {}
     disagree = summary.get("disagreeing_tasks") or []
-    lines = [
-        "95% interval (bootstrap over tasks): "
-        + "  ".join(f"k={k}: [{v['low']:.3f}, {v['high']:.3f}]" for k, v in intervals.items())
-    ]
+    lines = _wrapped(
+        "95% interval (bootstrap over tasks):",
+        [f"k={k}: [{v['low']:.3f}, {v['high']:.3f}]" for k, v in intervals.items()],
+        sep="  ",
+    )
     lines += _wrapped(
         "successes per task:",
         [f"{task}:{t['successes']}/{t['trials']}" for task, t in tallies.items()],
@@ -320,11 +323,10 @@ def format_summary(summary: Mapping[str, Any], max_errors_shown: int = 5) -> str
     lines = [
         f"simulations: {summary['simulations']} ({summary['tasks']} tasks, "
         f"up to {summary['trials']} trial{'' if summary['trials'] == 1 else 's'} each)",
-        "pass^k: "
-        + (
-            "  ".join(f"k={k}: {v:.3f}" for k, v in summary["pass_hat_k"].items())
-            if summary["pass_hat_k"]
-            else "-"
+        *_wrapped(
+            "pass^k:",
+            [f"k={k}: {v:.3f}" for k, v in summary["pass_hat_k"].items()] or ["-"],
+            sep="  ",
         ),
         *_noise_lines(summary),
         f"mean reward: {_fmt(summary['mean_reward'])} "

@@ -1,0 +1,78 @@
+"""``eval``'s exit code tells a failed run (issue 27, B8): when its failed simulations
+(agent_error, user_error, infrastructure_error, a failed NL judge) reach ``--max-failures``
+(default: every simulation) it exits 1 with one line, and the results file is kept."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import socket
+from pathlib import Path
+
+from airline_gym.cli.main import main
+from airline_gym.harness.results import Results
+from airline_gym.testing.openai_server import OpenAIServer, Reply
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+    return code, out.getvalue(), err.getvalue()
+
+
+def _refused_url() -> str:
+    """A 127.0.0.1 URL nothing listens on (the port was just free)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def _eval(url: str, out: Path, *more: str) -> tuple[int, str, str]:
+    return run(
+        "eval", "--agent-model", "openai/agent", "--api-base", url, "--api-key", "k",
+        "--task-ids", "0,1", "--max-retries", "0", "--max-steps", "6", "--out", str(out), *more,
+    )  # fmt: skip
+
+
+def test_every_simulation_failing_is_a_failed_run(tmp_path: Path) -> None:
+    out = tmp_path / "refused.json"
+    code, stdout, err = _eval(_refused_url(), out)
+    assert code == 1
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("airline-gym eval: error: the run failed: 2 of 2 simulations failed")
+    assert "agent_error 2" in last and str(out) in last
+    assert "results:" in stdout  # the summary is still printed ...
+    assert len(Results.load(out).simulations) == 2  # ... and the file kept
+
+
+def test_max_failures_sets_the_threshold(tmp_path: Path) -> None:
+    # the first request fails (no retries), the second episode's agent answers
+    with OpenAIServer([Reply(fault="500")], default=Reply("How can I help?")) as server:
+        code, _, err = _eval(server.base_url, tmp_path / "one.json")
+        assert code == 0, err  # 1 of 2 failed: below the default (every simulation)
+        code, _, err = _eval(server.base_url, tmp_path / "two.json", "--max-failures", "1")
+    # the second run's episodes were answered: none failed, so it does not fail
+    assert code == 0, err
+    with OpenAIServer([Reply(fault="500")], default=Reply("How can I help?")) as server:
+        code, _, err = _eval(server.base_url, tmp_path / "three.json", "--max-failures", "1")
+    assert code == 1 and "1 of 2 simulations failed (agent_error 1)" in err
+    assert "--max-failures 1" in err.strip().splitlines()[-1]
+
+
+def test_a_bad_max_failures_is_bad_input(tmp_path: Path) -> None:
+    code, _, err = _eval(_refused_url(), tmp_path / "x.json", "--max-failures", "0")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--max-failures" in err
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_help_states_the_exit_code_rule() -> None:
+    code, stdout, _ = run("eval", "--help")
+    text = " ".join(stdout.split())
+    assert code == 0
+    assert "Exit code: 0 when the run finished; 1 when it failed" in text
+    assert "2 on bad input" in text and "--max-failures N" in text
