@@ -29,6 +29,7 @@ from airline_gym.cli.formatting import format_table
 from airline_gym.errors import MissingFileError
 from airline_gym.harness.results import Results, compare
 from airline_gym.harness.results.compare import Comparison
+from airline_gym.harness.results.io import check_unique
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,7 +59,10 @@ def run(args: argparse.Namespace) -> int:
     missing = [p for p in (args.a, args.b) if not Path(p).is_file()]
     if missing:
         raise MissingFileError(f"no such file: {', '.join(missing)}")
-    result = compare(Results.load(args.a), Results.load(args.b))
+    a, b = Results.load(args.a), Results.load(args.b)
+    check_unique(a.simulations, args.a)
+    check_unique(b.simulations, args.b)
+    result = compare(a, b)
     if result.differences and not args.allow_different:
         for difference in result.differences:
             print(

@@ -14,7 +14,7 @@ from airline_gym.harness.report.grades import simulation_grade
 from airline_gym.harness.report.overview import run_overview
 from airline_gym.harness.report.records import simulation_entry
 from airline_gym.harness.results.compare import compare
-from airline_gym.harness.results.io import JSONObject, Results
+from airline_gym.harness.results.io import JSONObject, Results, check_unique
 
 __all__ = ["RunData", "build_report_data", "load_run"]
 
@@ -71,6 +71,7 @@ def load_run(
             sim_id = str(sim.get("id", ""))
             if sim_id in task_id_map:
                 sim["task_id"] = task_id_map[sim_id]
+    check_unique(results.simulations, str(path))
     basis = recorded_basis(results.info, str(path))
     tasks, why_not = _tasks(results, str(path))
     base, no_base = _base() if tasks is not None else (None, "")

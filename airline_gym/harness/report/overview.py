@@ -121,7 +121,8 @@ def pass_hat_k_curve(
 
 
 def task_grid(results: Results) -> list[tuple[str, list[tuple[int, bool | None]]]]:
-    """Per task (numeric order), per trial 0..max: success, failure or ``None`` (not run)."""
+    """Per task (numeric order), per trial number any task has: success, failure or ``None``
+    (not run)."""
     outcome: dict[str, dict[int, bool]] = {}
     for sim in results.simulations:
         reward = (sim.get("reward_info") or {}).get("reward")
@@ -129,9 +130,10 @@ def task_grid(results: Results) -> list[tuple[str, list[tuple[int, bool | None]]
         trial = trial if isinstance(trial, int) else 0
         ok = isinstance(reward, int | float) and abs(reward - 1) <= 1e-6
         outcome.setdefault(str(sim["task_id"]), {})[trial] = ok
-    trials = max((t for by in outcome.values() for t in by), default=-1) + 1
+    # the trial numbers a file holds, not 0..max: a file's numbers never size the page
+    trials = sorted({t for by in outcome.values() for t in by})
     return [
-        (task, [(t, outcome[task].get(t)) for t in range(trials)])
+        (task, [(t, outcome[task].get(t)) for t in trials])
         for task in sorted(outcome, key=task_sort_key)
     ]
 

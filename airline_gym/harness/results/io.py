@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 import tempfile
@@ -33,6 +34,7 @@ __all__ = [
     "Results",
     "check_simulation",
     "check_task",
+    "check_unique",
     "encode",
     "now",
     "parse_json",
@@ -62,10 +64,31 @@ def encode(obj: Any) -> str:
     return text
 
 
+class _NotFinite(Exception):
+    """A NaN or an infinity in JSON text (not JSON; Python's parser accepts it)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotFinite(name)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _NotFinite(text[:40])
+    return value
+
+
 def parse_json(text: str | bytes, source: str) -> Any:
-    """Parse JSON text; malformed or absurdly nested input is a one-line ``ValueError``."""
+    """Parse JSON text; malformed or absurdly nested input is a one-line ``ValueError``, and so
+    is a ``NaN``, ``Infinity`` or a number too large for a float (``1e400``): no JSON parser
+    but Python's reads them, and a browser's ``JSON.parse`` fails on the whole page."""
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
+    except _NotFinite as exc:
+        raise ConfigError(
+            f"{source}: {exc} is not a JSON number (every number must be finite)"
+        ) from None
     except RecursionError:
         raise ConfigError(f"{source}: JSON nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
@@ -139,6 +162,31 @@ def check_simulation(sim: Any, where: str, need_messages: bool = False) -> None:
     reason = sim.get("termination_reason")
     if reason is not None and not isinstance(reason, str):
         raise ConfigError(f"{where}: 'termination_reason' must be a string, not {_kind(reason)}")
+
+
+def check_unique(sims: Iterable[Mapping[str, Any]], source: str) -> None:
+    """Refuse (one line) a simulation written twice: two with the same ``id``, or with the same
+    task and the same recorded ``trial``. Counted twice, a duplicate is a trial that never ran
+    (four copies of one failure read as pass^4 of a task tried four times)."""
+    by_id: dict[str, int] = {}
+    by_trial: dict[tuple[str, int], int] = {}
+    for i, sim in enumerate(sims):
+        sim_id, trial = sim.get("id"), sim.get("trial")
+        seen = None
+        if isinstance(sim_id, str) and sim_id:
+            seen = by_id.setdefault(sim_id, i)
+        if (seen is None or seen == i) and isinstance(trial, int):
+            seen = by_trial.setdefault((str(sim.get("task_id")), trial), i)
+        if seen is not None and seen != i:
+            raise ConfigError(
+                f"{source}: simulations {seen} and {i} are both task "
+                f"{_short(sim.get('task_id'))} trial {trial} (a simulation written twice); "
+                "refusing to count it as two trials: remove the duplicate"
+            )
+
+
+def _short(value: Any) -> str:
+    return json.dumps(str(value), ensure_ascii=False)[:60]
 
 
 # --- the file -------------------------------------------------------------------------------
