@@ -25,16 +25,25 @@
     return node;
   }
 
+  // a simulation's key as text (data-key, data-rendered) and as a link: in the link the task id
+  // is percent-encoded, so a newline, a tab or a "%20" in it survives the URL and opens its own
+  // simulation (a browser drops newlines and tabs from a URL, and "%20" would decode to " ")
   function simKey(task, trial) { return "task-" + task + "-trial-" + trial; }
+  function linkKey(task, trial) { return "task-" + encodeURIComponent(task) + "-trial-" + trial; }
 
-  function currentHash() {
-    // the fragment as text (a task id may hold characters that are not valid percent-escapes)
-    var raw = location.hash.slice(1);
+  function decodeLoose(raw) {
+    // percent-escapes decoded; a "%" that starts none (typed by hand) is kept as written
     try { return decodeURIComponent(raw); } catch (e) {
       return raw.replace(/(%[0-9a-fA-F]{2})+/g, function (run) {
         try { return decodeURIComponent(run); } catch (e2) { return run; }
       });
     }
+  }
+
+  function hashTarget() {
+    // the simulation the fragment names: its task id is decoded once, after the split
+    var match = /^task-(.+)-trial-(\d+)$/.exec(location.hash.slice(1));
+    return match ? { task: decodeLoose(match[1]), trial: Number(match[2]) } : null;
   }
 
   function taskOrder(a, b) {
@@ -83,11 +92,11 @@
       run.sims.forEach(function (s, i) {
         tasks[s.task] = 1; terms[s.termination] = 1;
         s.tools.forEach(function (t) { tools[t] = 1; });
-        var key = simKey(s.task, s.trial);
+        var key = simKey(s.task, s.trial), link = linkKey(s.task, s.trial);
         var reward = s.judge_failed ? "no verdict (judge failed)" : s.reward === null ? "none" : String(s.reward);
         var tr = el("tr", { class: s.ok ? "ok" : "fail", "data-run": r, "data-index": i, "data-key": key },
           two ? el("td", null, "AB"[r]) : null,
-          el("td", null, el("a", { href: "#" + key }, s.task)),
+          el("td", null, el("a", { href: "#" + link }, s.task)),
           el("td", null, s.trial),
           el("td", { class: "reward" }, reward),
           el("td", null, s.termination),
@@ -95,7 +104,7 @@
           el("td", null, s.flags || ""),
           el("td", { class: "tools" }, s.tools.join(", ")));
         tr.addEventListener("click", function (e) {
-          if (e.target.tagName !== "A") location.hash = key;
+          if (e.target.tagName !== "A") location.hash = link;
         });
         rows.push({ tr: tr, run: r, index: i, sim: s });
         frag.append(tr);
@@ -254,7 +263,7 @@
     parts.push(el("ul", { class: "communicate" }, g.communicate.map(function (c, n) {
       var where;
       if (c.met && c.index !== null) {
-        where = el("a", { href: "#" + simKey(s.task, s.trial), "data-target": "said-" + run + "-" + n, class: "said-link" }, "said in message #" + c.index);
+        where = el("a", { href: "#" + linkKey(s.task, s.trial), "data-target": "said-" + run + "-" + n, class: "said-link" }, "said in message #" + c.index);
       } else if (c.met) {
         where = el("span", null, "said" + (c.note ? ": " + c.note : ""));
       } else {
@@ -302,7 +311,8 @@
     panes.className = "panes-" + Math.max(1, found.length);
     if (!found.length) return Promise.resolve();
     return Promise.all(found.map(function (f) { return detail(f[0], f[1]); })).then(function (all) {
-      if (currentHash() !== key) return;
+      var now = hashTarget();
+      if (!now || simKey(now.task, now.trial) !== key) return;
       panes.replaceChildren.apply(panes, found.map(function (f, n) { return pane(f[0], f[1], all[n]); }));
       view.setAttribute("data-rendered-ms", performance.now().toFixed(1));
       view.setAttribute("data-rendered", key);
@@ -312,16 +322,15 @@
   }
 
   function route() {
-    var hash = currentHash();
-    var match = /^task-(.+)-trial-(\d+)$/.exec(hash);
+    var target = hashTarget();
     var listView = document.getElementById("list-view");
     var simView = document.getElementById("sim-view");
-    if (match) {
+    if (target) {
       if (!listView.hidden) listScroll = window.scrollY;
       listView.hidden = true;
       simView.hidden = false;
       window.scrollTo(0, 0);
-      showSimulation(match[1], Number(match[2]));
+      showSimulation(target.task, target.trial);
     } else {
       simView.hidden = true;
       listView.hidden = false;
