@@ -28,8 +28,16 @@ from pathlib import Path
 from airline_gym.cli.formatting import format_table
 from airline_gym.errors import MissingFileError
 from airline_gym.harness.results import Results, compare
+from airline_gym.harness.results.comparability import RunsDiffer, check_comparable
 from airline_gym.harness.results.compare import Comparison
 from airline_gym.harness.results.io import check_unique
+
+
+def print_refusal(prog: str, refused: RunsDiffer) -> int:
+    """Say why two runs are not set side by side, one line per difference; exit code 2."""
+    for line in refused.lines():
+        print(f"{prog}: error: {line}", file=sys.stderr)
+    return 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,15 +70,11 @@ def run(args: argparse.Namespace) -> int:
     a, b = Results.load(args.a), Results.load(args.b)
     check_unique(a.simulations, args.a)
     check_unique(b.simulations, args.b)
+    try:
+        check_comparable(a, b, args.allow_different)
+    except RunsDiffer as refused:
+        return print_refusal("airline-gym compare", refused)
     result = compare(a, b)
-    if result.differences and not args.allow_different:
-        for difference in result.differences:
-            print(
-                f"airline-gym compare: error: cannot compare, the runs differ in {difference} "
-                "(--allow-different to compare anyway)",
-                file=sys.stderr,
-            )
-        return 2
     if args.json:
         print(json.dumps({"a": args.a, "b": args.b, **result.to_dict()}))
         return 0
@@ -112,4 +116,6 @@ def _paired_text(result: Comparison) -> str:
             f"[{d.low:+.3f}, {d.high:+.3f}]  {p.verdict}"
         )
     lines.append(f"verdict (pass^1): {result.verdict}")
+    if result.warning:
+        lines.append(f"warning: {result.warning}")
     return "\n".join(lines)

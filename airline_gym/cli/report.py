@@ -5,8 +5,11 @@ success per task and trial, terminations, tool errors, costs), every simulation'
 next to its grade (the DB diff field by field, each string to communicate highlighted where it
 was said or marked "never said", the action checks, the termination and its cause), filters,
 full-text search and a link per simulation (REPORT.html#task-17-trial-0). With two files it
-also lists the tasks that flipped and shows their simulations side by side. Every simulation is
-re-graded on the way (as 'airline-gym regrade' does) to get its DB diff.
+also lists the tasks that flipped and shows their simulations side by side; two runs that
+differ besides the agent are refused as 'airline-gym compare' refuses them (exit 2, one line
+per difference) unless --allow-different is given, and then the page says how they differ.
+Every simulation is re-graded on the way (as 'airline-gym regrade' does, on the reward basis
+the file records) to get its DB diff.
 
 Everything is inline (no server, no network): open the file in any browser.
 
@@ -23,6 +26,7 @@ from pathlib import Path
 from airline_gym.errors import ConfigError, MissingFileError
 from airline_gym.harness.regrade import load_task_id_map
 from airline_gym.harness.report import write_report
+from airline_gym.harness.results.comparability import RunsDiffer
 
 __all__ = ["add_arguments", "default_output", "run"]
 
@@ -42,6 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="FILE",
         help="JSON mapping simulation id -> real task id for the first file (as regrade's)",
+    )
+    parser.add_argument(
+        "--allow-different",
+        action="store_true",
+        help="set two runs side by side even when they differ besides the agent (task set, "
+        "benchmark, reward basis, customer, protocol: as compare); the page says how",
     )
 
 
@@ -65,7 +75,11 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"{out}: refusing to write the report over a results file")
     maps = [load_task_id_map(args.task_id_map)] if args.task_id_map else []
     try:
-        write_report(args.files, out, maps)
+        write_report(args.files, out, maps, allow_different=args.allow_different)
+    except RunsDiffer as refused:
+        from airline_gym.cli.compare import print_refusal
+
+        return print_refusal("airline-gym report", refused)
     except OSError as exc:
         raise ConfigError(f"cannot write {out}: {exc.strerror or exc}") from None
     print(f"report: {out}")

@@ -50,7 +50,9 @@ def _reward_basis(results: Results) -> str:
             seen[" x ".join(str(b) for b in recorded)] += 1
     if not seen:
         return "each task's own"
-    return "each task's own: " + ", ".join(f"{b} ({n})" for b, n in seen.most_common())
+    return "each task's own: " + ", ".join(
+        f"{b} ({n} simulation{'' if n == 1 else 's'})" for b, n in seen.most_common()
+    )
 
 
 def describe_run(results: Results) -> list[tuple[str, str]]:

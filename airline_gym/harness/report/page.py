@@ -24,6 +24,7 @@ from markupsafe import Markup
 
 from airline_gym.harness.report.build import RunData, build_report_data, load_run
 from airline_gym.harness.report.overview import pass_hat_k_curve
+from airline_gym.harness.results.comparability import check_comparable
 from airline_gym.harness.results.io import JSONObject, Results, encode, write_lines_atomic
 
 __all__ = ["CHUNK", "INDEX_FIELDS", "pack", "render_report", "write_report"]
@@ -79,8 +80,11 @@ def _chunks(items: list[JSONObject]) -> list[list[JSONObject]]:
     return [items[i : i + CHUNK] for i in range(0, len(items), CHUNK)]
 
 
-def render_report(runs: Sequence[tuple[Results, RunData]], title: str = "") -> str:
-    """The HTML of the report of one run, or of two runs side by side."""
+def render_report(
+    runs: Sequence[tuple[Results, RunData]], title: str = "", differences: Sequence[Any] = ()
+) -> str:
+    """The HTML of the report of one run, or of two runs side by side (``differences``: what
+    differs between the two besides the agent, shown above their comparison)."""
     data = build_report_data(runs)
     overviews = [overview for _, (overview, _) in runs]
     curve = pass_hat_k_curve(
@@ -100,6 +104,7 @@ def render_report(runs: Sequence[tuple[Results, RunData]], title: str = "") -> s
         overviews=overviews,
         curve=curve,
         flips=data["flips"],
+        differences=[str(d) for d in differences],
         index=index,
         details=details,
         style=Markup(_asset("report.css")),
@@ -111,10 +116,17 @@ def write_report(
     paths: Sequence[str | os.PathLike[str]],
     out: str | os.PathLike[str],
     task_id_maps: Sequence[Mapping[str, str] | None] = (),
+    allow_different: bool = False,
 ) -> Path:
-    """Read one or two results files, write their report to ``out`` (atomically)."""
+    """Read one or two results files, write their report to ``out`` (atomically).
+
+    Two runs that differ besides the agent (task set, benchmark, reward basis, customer,
+    protocol: ``compare``'s rule) are refused with
+    :class:`~airline_gym.harness.results.comparability.RunsDiffer` unless ``allow_different``;
+    then the page says how they differ."""
     maps = list(task_id_maps) + [None] * (len(paths) - len(task_id_maps))
     runs = [load_run(p, task_id_map=m) for p, m in zip(paths, maps, strict=True)]
-    html = render_report(runs)
+    found = check_comparable(runs[0][0], runs[1][0], allow_different) if len(runs) == 2 else []
+    html = render_report(runs, differences=found)
     write_lines_atomic(out, [html])
     return Path(out)

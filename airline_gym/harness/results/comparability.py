@@ -21,10 +21,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from airline_gym.errors import ConfigError
 from airline_gym.harness.results.io import Results
 from airline_gym.harness.results.metrics import info_of, task_outcomes, task_sort_key
 
-__all__ = ["Difference", "differences"]
+__all__ = ["Difference", "RunsDiffer", "check_comparable", "differences"]
 
 _DEFAULT_BASIS = ["DB", "COMMUNICATE"]
 _SHOWN_IDS = 6
@@ -153,3 +154,28 @@ def differences(a: Any, b: Any) -> list[Difference]:
         if value_a != value_b:
             out.append(Difference(what, f"A {value_a}, B {value_b}"))
     return out
+
+
+class RunsDiffer(ConfigError):
+    """Two runs that differ besides the agent, side by side without ``allow_different``; one
+    :meth:`lines` line per difference (``compare`` and ``report`` say the same)."""
+
+    def __init__(self, found: Sequence[Difference]) -> None:
+        self.found = list(found)
+        super().__init__("; ".join(self.lines()))
+
+    def lines(self) -> list[str]:
+        """One sentence per difference."""
+        return [
+            f"cannot compare, the runs differ in {d} (--allow-different to compare anyway)"
+            for d in self.found
+        ]
+
+
+def check_comparable(a: Any, b: Any, allow_different: bool = False) -> list[Difference]:
+    """:func:`differences` of ``a`` and ``b``; :class:`RunsDiffer` when there are some and
+    ``allow_different`` is false (the rule of every command that sets two runs side by side)."""
+    found = differences(a, b)
+    if found and not allow_different:
+        raise RunsDiffer(found)
+    return found
