@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from airline_gym.harness.results import JSONObject, Results, is_success, sim_reward
+from airline_gym.harness.results.metrics import judge_error_of
 from airline_gym.progress import Progress
 
 __all__ = ["ProgressDisplay"]
@@ -36,9 +37,14 @@ class ProgressDisplay:
         self._seen += 1
         self._wins += is_success(sim_reward(sim))
         status = self._status()
+        reward = (
+            "no verdict (the NL judge failed)"
+            if judge_error_of(sim)
+            else f"reward {sim_reward(sim):g}"
+        )
         line = (
             f"[{done}/{total}] task {sim['task_id']} trial {sim['trial']}: "
-            f"reward {sim_reward(sim):g} ({sim['termination_reason']}); {status}"
+            f"{reward} ({sim['termination_reason']}); {status}"
         )
         assert self._bar is not None, "start() first"
         self._bar.count(done, status, line)

@@ -58,7 +58,7 @@ def action_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def judge_failed_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+def judge_failed_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     """Two tasks on DB,NL_ASSERTION whose judge answers prose: (results file, eval's stdout)."""
     out = tmp_path_factory.mktemp("nl") / "nl.json"
     with OpenAIServer(default=Reply("I think it went fine.")) as server:
@@ -69,7 +69,7 @@ def judge_failed_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, st
         )  # fmt: skip
     assert code == 1, err  # every simulation's judge failed: a failed run (B8)
     assert "2 of 2 simulations failed (NL judge failed 2)" in err.strip().splitlines()[-1]
-    return out, stdout
+    return out, stdout, err
 
 
 def test_regrade_grades_on_the_recorded_basis(action_run: Path) -> None:
@@ -100,15 +100,18 @@ def test_report_grades_on_the_recorded_basis(action_run: Path) -> None:
     assert {tuple(e["grade"]["basis"]) for e in entries} == {("DB", "COMMUNICATE", "ACTION")}
 
 
-def test_eval_summary_counts_judge_failures(judge_failed_run: tuple[Path, str]) -> None:
-    _, stdout = judge_failed_run
+def test_eval_summary_counts_judge_failures(judge_failed_run: tuple[Path, str, str]) -> None:
+    _, stdout, stderr = judge_failed_run
     assert "NL judge failures: 2 simulation(s) have no verdict" in stdout
+    progress = [line for line in stderr.splitlines() if line.startswith("[")]
+    assert len(progress) == 2
+    assert all(": no verdict (the NL judge failed) (agent_stop)" in line for line in progress)
 
 
 def test_regrade_marks_a_recorded_judge_failure_and_calls_it_no_disagreement(
-    judge_failed_run: tuple[Path, str],
+    judge_failed_run: tuple[Path, str, str],
 ) -> None:
-    path, _ = judge_failed_run
+    path, _, _ = judge_failed_run
     with OpenAIServer(_judge_says(True)) as server:
         code, stdout, err = run(
             "regrade", str(path), "--judge-model", "openai/judge", "--judge-api-base",
@@ -122,8 +125,8 @@ def test_regrade_marks_a_recorded_judge_failure_and_calls_it_no_disagreement(
     assert "2 with a recorded NL judge failure" in err
 
 
-def test_regrade_marks_its_own_judge_failure(judge_failed_run: tuple[Path, str]) -> None:
-    path, _ = judge_failed_run
+def test_regrade_marks_its_own_judge_failure(judge_failed_run: tuple[Path, str, str]) -> None:
+    path, _, _ = judge_failed_run
     with OpenAIServer(default=Reply("prose again")) as server:
         code, stdout, err = run(
             "regrade", str(path), "--json", "--judge-model", "openai/judge",
@@ -136,8 +139,8 @@ def test_regrade_marks_its_own_judge_failure(judge_failed_run: tuple[Path, str])
     assert "disagree" not in err and "2 NL judge failure(s) now" in err
 
 
-def test_report_shows_and_counts_judge_failures(judge_failed_run: tuple[Path, str]) -> None:
-    path, _ = judge_failed_run
+def test_report_shows_and_counts_judge_failures(judge_failed_run: tuple[Path, str, str]) -> None:
+    path, _, _ = judge_failed_run
     _, (overview, entries) = load_run(path)
     assert overview["judge_failures"] == 2
     assert overview["regrade_disagreements"] == 0
