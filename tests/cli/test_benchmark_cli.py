@@ -77,7 +77,7 @@ def test_eval_records_the_version_and_resume_keeps_it(tmp_path: Path) -> None:
     assert summary["benchmark"] == "tau3" and summary["infrastructure_errors"] == 0
     again = cli("eval", "--agent", "gold", "--task-ids", "2,7", "--out", str(out), "--resume")
     assert again.returncode == 2
-    assert "it was run with --benchmark 'tau3', this run has 'tau2'" in again.stderr
+    assert "it was run with --benchmark tau3, this run has tau2" in again.stderr
 
 
 def test_demo_plays_the_tau3_task_with_benchmark_tau3() -> None:
