@@ -19,6 +19,10 @@ from airline_gym.domain.grading import INFRASTRUCTURE_ERROR, Grade
 
 __all__ = ["RegradeResult", "summary"]
 
+#: ``agrees`` in a JSON record by :meth:`RegradeResult.status` (vacuously true without a
+#: recorded reward, as before; absent, i.e. null, when nothing was compared).
+_AGREES = {"agree": True, "unrecorded": True, "disagree": False, "error": False}
+
 
 @dataclass
 class RegradeResult:
@@ -77,7 +81,7 @@ class RegradeResult:
             "trial": self.trial,
             "recorded_reward": self.recorded_reward,
             "reward": self.reward,
-            "agrees": {"agree": True, "disagree": False, "error": False}.get(self.status()),
+            "agrees": _AGREES.get(self.status()),  # None: nothing compared
             "status": self.status(),
             "judge_error": self.judge_error,
             "recorded_judge_error": self.recorded_judge_error,
