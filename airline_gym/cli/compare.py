@@ -31,6 +31,7 @@ from airline_gym.harness.results import Results, compare
 from airline_gym.harness.results.comparability import RunsDiffer, check_comparable
 from airline_gym.harness.results.compare import Comparison
 from airline_gym.harness.results.io import check_unique
+from airline_gym.harness.results.metrics import judge_error_of
 
 
 def print_refusal(prog: str, refused: RunsDiffer) -> int:
@@ -75,8 +76,10 @@ def run(args: argparse.Namespace) -> int:
     except RunsDiffer as refused:
         return print_refusal("airline-gym compare", refused)
     result = compare(a, b)
+    failed = {label: _judge_failures(run) for label, run in (("a", a), ("b", b))}
     if args.json:
-        print(json.dumps({"a": args.a, "b": args.b, **result.to_dict()}))
+        extra = {f"judge_failures_{label}": n for label, n in failed.items()}
+        print(json.dumps({"a": args.a, "b": args.b, **result.to_dict(), **extra}))
         return 0
     rows = [
         (t.task_id, _tally(t.a), _tally(t.b), "" if t.change == "same" else t.change)
@@ -96,11 +99,20 @@ def run(args: argparse.Namespace) -> int:
     ):
         shown = "-" if mean is None else f"{mean:.3f}"
         print(f"{label}: {_pass(values)}  mean reward {shown}")
+        if failed[label.lower()]:
+            print(
+                f"   {failed[label.lower()]} simulation(s) of {label} have no verdict (the NL "
+                "judge failed): counted as failures, not graded"
+            )
     print(f"improved ({len(result.improved)}): {', '.join(result.improved) or '-'}")
     print(f"regressed ({len(result.regressed)}): {', '.join(result.regressed) or '-'}")
     print()
     print(_paired_text(result))
     return 0
+
+
+def _judge_failures(run: Results) -> int:
+    return sum(judge_error_of(sim) is not None for sim in run.simulations)
 
 
 def _paired_text(result: Comparison) -> str:

@@ -147,3 +147,17 @@ def test_report_shows_and_counts_judge_failures(judge_failed_run: tuple[Path, st
     for entry in entries:
         assert "NL judge failed" in entry["grade"]["judge_error"]
         assert entry["grade"]["regraded"] is None
+
+
+def test_compare_says_which_failures_had_no_verdict(judge_failed_run: tuple[Path, str, str]):
+    path, _, _ = judge_failed_run
+    code, stdout, _ = run("compare", str(path), str(path))
+    assert code == 0
+    said = [line.strip() for line in stdout.splitlines() if "no verdict" in line]
+    assert said == [
+        f"2 simulation(s) of {side} have no verdict (the NL judge failed): counted as "
+        "failures, not graded"
+        for side in "AB"
+    ]
+    code, stdout, _ = run("compare", str(path), str(path), "--json")
+    assert json.loads(stdout)["judge_failures_b"] == 2
