@@ -1,0 +1,279 @@
+"""The customer's instructions of a generated task, written from its intent and its solution.
+
+:func:`write_instructions` gives ``user_scenario.instructions`` in the benchmark's shape
+(``domain``, ``reason_for_call``, ``known_info``, ``unknown_info``, ``task_instructions``), in
+the second person and in our own words, for the reference's LLM customer. The text pins every
+choice that changes the DB (flight rule, cabin, passengers, bags, insurance, payment split,
+refund method, cancellation reason) and uses the benchmark's patterns: one request after
+another, pushing back once, accepting a refusal, a budget cap, "if the agent says ..., then ...".
+Pure: no I/O.
+
+>>> from airline_gym.domain.intents import Intent, Request
+>>> intent = Intent("ada_lee_1234", "Ada Lee", (Request("cancel", "ABC123", reason="health"),),
+...                 known={"reservation_ids": "ABC123"})
+>>> text = write_instructions(intent, Solution(()))
+>>> text["known_info"]
+'You are Ada Lee.\\nYour user id is ada_lee_1234.\\nYour reservation id is ABC123.'
+>>> text["reason_for_call"]
+'You want to cancel your reservation ABC123.'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from airline_gym.domain.decisions import Decision, Solution
+from airline_gym.domain.intents import (
+    QUESTIONS,
+    FlightRule,
+    Intent,
+    Passenger,
+    PaymentPart,
+    Request,
+)
+
+__all__ = ["cabin_words", "reason_words", "rule_words", "write_instructions"]
+
+_CABIN = {"basic_economy": "basic economy", "economy": "economy", "business": "business"}
+
+#: How the customer says why they cancel (insurance covers health and weather).
+_REASON = {
+    "change_of_plan": "your plans have changed",
+    "airline_cancelled": "the airline cancelled one of the flights",
+    "health": "you are unwell and a doctor told you not to travel",
+    "weather": "a storm is expected where you are going",
+    "other": "something came up at work",
+}
+_ORDINAL = ("first", "second", "third", "fourth", "fifth")
+_ITEM_WORDS = {
+    "user_id": "user id",
+    "reservation_ids": "reservation id",
+    "dob": "date of birth",
+    "email": "email address",
+    "name": "name",
+}
+
+
+def cabin_words(cabin: str) -> str:
+    """A cabin as a customer says it (``basic_economy`` -> ``basic economy``)."""
+    return _CABIN.get(cabin, cabin.replace("_", " "))
+
+
+def reason_words(reason: str | None) -> str:
+    """Why the customer cancels, in the second person."""
+    return _REASON.get(reason or "other", _REASON["other"])
+
+
+def rule_words(rule: FlightRule, cabin: str | None = None) -> str:
+    """How the customer picks a flight: ``the cheapest economy direct flight on 2024-05-20``."""
+    where = f" {cabin_words(cabin)}" if cabin else ""
+    if rule.pick == "exact":
+        numbers = " then ".join(rule.flight_numbers) or "the flight you name"
+        return f"flight {numbers} on {rule.date}"
+    stops = "direct flight" if rule.direct_only else "flight, direct or with one stop,"
+    pick = {"cheapest": "cheapest", "earliest": "earliest", "latest": "latest"}[rule.pick]
+    when = " (by departure time)" if rule.pick != "cheapest" else ""
+    return f"the {pick}{where} {stops} on {rule.date}{when}"
+
+
+def _money(amount: int | float) -> str:
+    return f"${amount:,.0f}" if float(amount).is_integer() else f"${amount:,.2f}"
+
+
+def _payment(parts: Sequence[PaymentPart], what: str) -> str:
+    if not parts:
+        return ""
+    if len(parts) == 1 and parts[0].amount is None:
+        return f"For {what}, use only {parts[0].payment_id} from your profile."
+    said = [f"{_money(p.amount)} on {p.payment_id}" for p in parts if p.amount is not None]
+    rest = [p.payment_id for p in parts if p.amount is None]
+    text = f"For {what}, split the payment: " + ", ".join(said)
+    if rest:
+        text += f", and the rest on {rest[0]}"
+    return text + ". Do not use any other payment method."
+
+
+def _person(p: Passenger) -> str:
+    return f"{p.first_name} {p.last_name} (born {p.dob})"
+
+
+def _which(reservation_id: str | None, intent: Intent) -> str:
+    """The reservation as the customer names it (by id only when the customer knows it)."""
+    if reservation_id and "reservation_ids" not in intent.unknown:
+        return f"reservation {reservation_id}"
+    return "your upcoming reservation"
+
+
+def _reason_for(request: Request, intent: Intent) -> str:
+    which = _which(request.reservation_id, intent)
+    mine = which if which.startswith("your") else f"your {which}"
+    kind = request.kind
+    if kind == "book":
+        trip = request.trip
+        if trip is None:
+            return "you want to book a flight"
+        way = "a one-way trip" if trip.return_rule is None else "a round trip"
+        return f"you want to book {way} from {trip.origin} to {trip.destination}"
+    if kind == "info":
+        question = QUESTIONS.get(request.question or "", "a figure about your bookings")
+        return f"you want to know {question}"
+    return {
+        "cancel": f"you want to cancel {mine}",
+        "change_flights": f"you want to move {mine} to other flights",
+        "change_cabin": f"you want to change the cabin of {mine}",
+        "add_bags": f"you want to add checked bags to {mine}",
+        "edit_passenger": f"you want to correct a passenger's details on {mine}",
+        "change_count": f"you want to change the number of passengers on {mine}",
+        "add_insurance": f"you want to add travel insurance to {mine}",
+        "compensation": f"you are unhappy about a {request.complaint or 'disrupted'} flight "
+        f"and want something for the trouble",
+    }[kind]
+
+
+def _steps(request: Request, intent: Intent, decision: Decision | None) -> list[str]:
+    """The sentences that pin one request's choices."""
+    which = _which(request.reservation_id, intent)
+    kind = request.kind
+    out: list[str] = []
+    if kind == "book" and request.trip is not None:
+        trip = request.trip
+        cabin = request.cabin or "economy"
+        out.append(
+            f"Going out, you want {rule_words(trip.outbound, cabin)} from {trip.origin} "
+            f"to {trip.destination}."
+        )
+        if trip.return_rule is not None:
+            out.append(f"Coming back, you want {rule_words(trip.return_rule, cabin)}.")
+        people = "; ".join(_person(p) for p in request.passengers) or "only you"
+        out.append(f"The travellers are: {people}.")
+        bags = request.total_bags or 0
+        out.append(
+            f"You want {bags} checked bag{'s' if bags != 1 else ''} in total"
+            if bags
+            else "You do not want any checked bags"
+        )
+        out[-1] += (
+            " and you want travel insurance."
+            if request.insurance
+            else (" and you do not want travel insurance.")
+        )
+        caps = [r.max_price for r in (trip.outbound, trip.return_rule) if r and r.max_price]
+        if caps:
+            out.append(
+                f"You will pay at most {_money(min(caps))} per traveller for a direction; "
+                "if the flight your rule picks costs more, you do not book it."
+            )
+        out.append(_payment(request.payment, "the booking"))
+    elif kind == "cancel":
+        why = reason_words(request.reason)
+        out.append(f"Cancel {which}. If the agent asks why, say that {why}.")
+        out.append("The refund should go back to the way you paid.")
+    elif kind == "change_flights":
+        for leg in request.legs:
+            out.append(
+                f"Move the {leg.direction} part of {which} to "
+                f"{rule_words(leg.rule, request.cabin)}; keep the same airports."
+            )
+            if leg.rule.max_price:
+                out.append(
+                    f"You will not pay more than {_money(leg.rule.max_price)} per traveller "
+                    f"for the new {leg.direction} flight; if it costs more, keep what you have."
+                )
+        out.append(
+            "Keep the cabin you have."
+            if request.cabin is None
+            else f"Fly {cabin_words(request.cabin)} on the whole trip."
+        )
+        out.append(_payment(request.payment, "any price difference (charge or refund)"))
+    elif kind == "change_cabin":
+        cabin = cabin_words(request.cabin or "economy")
+        out.append(f"Change every flight of {which} to {cabin}; keep the same flights.")
+        out.append(_payment(request.payment, "any price difference (charge or refund)"))
+    elif kind == "add_bags":
+        bags = request.total_bags or 0
+        out.append(f"You want {which} to have {bags} checked bags in total.")
+        out.append(_payment(request.payment, "bags that are not free"))
+    elif kind == "edit_passenger" and request.new_passenger is not None:
+        index = request.passenger_index or 0
+        nth = _ORDINAL[index] if index < len(_ORDINAL) else f"number {index + 1}"
+        new = request.new_passenger
+        out.append(
+            f"On {which}, the {nth} passenger should read {new.first_name} {new.last_name}, "
+            f"born {new.dob}. Nothing else changes."
+        )
+    elif kind == "change_count":
+        people = "; ".join(_person(p) for p in request.passengers)
+        out.append(f"You want {which} to carry exactly these travellers: {people}.")
+    elif kind == "add_insurance":
+        out.append(f"You want travel insurance on {which}.")
+    elif kind == "compensation":
+        what = "was cancelled" if request.complaint == "cancelled" else "was delayed"
+        flight = f"flight {request.flight_number}" if request.flight_number else "your flight"
+        on = f" on {request.flight_date}" if request.flight_date else ""
+        out.append(f"Your {flight}{on} ({which}) {what}; ask what the airline can offer you.")
+        out.append("Do not ask for any other change to the reservation.")
+    elif kind == "info":
+        out.append("Ask for one total; if the agent lists separate amounts, ask for the sum.")
+    if decision is not None and decision.outcome == "declined" and kind not in ("book",):
+        out.append("If it costs more than you are willing to pay, you do not go ahead.")
+    if request.insist:
+        out.append(
+            "If the agent says this cannot be done, push back once and ask for an exception; "
+            "if the answer is still no, accept it."
+        )
+    else:
+        out.append("If the agent says this cannot be done, accept it and move on.")
+    return [s for s in out if s]
+
+
+def _known(intent: Intent) -> str:
+    lines = [f"You are {intent.name}.", f"Your user id is {intent.user_id}."]
+    for key, value in intent.known.items():
+        if key in ("user_id", "name") or key in intent.unknown:
+            continue
+        label = _ITEM_WORDS.get(key, key.replace("_", " "))
+        if key == "reservation_ids" and "," in value:
+            ids = " and ".join(v.strip() for v in value.split(","))
+            lines.append(f"Your reservation ids are {ids}.")
+        else:
+            lines.append(f"Your {label} is {value}.")
+    return "\n".join(lines)
+
+
+def _unknown(intent: Intent) -> str | None:
+    items = [_ITEM_WORDS.get(k, k.replace("_", " ")) for k in intent.unknown]
+    if not items:
+        return None
+    return "\n".join(f"You do not remember your {item}." for item in items)
+
+
+def write_instructions(intent: Intent, solution: Solution) -> dict[str, str | None]:
+    """``user_scenario.instructions`` for ``intent`` (see the module docstring)."""
+    decisions = {d.request_index: d for d in solution.decisions}
+    reasons = [_reason_for(r, intent) for r in intent.requests]
+    reason = "You want help with your reservations."
+    if reasons:
+        first = reasons[0][0].upper() + reasons[0][1:]
+        reason = first + "".join(f"; then {r}" for r in reasons[1:]) + "."
+    blocks: list[str] = []
+    many = len(intent.requests) > 1
+    for i, request in enumerate(intent.requests):
+        steps = " ".join(_steps(request, intent, decisions.get(i)))
+        blocks.append(f"{i + 1}. {steps}" if many else steps)
+    if many:
+        blocks.insert(0, "Ask for one thing at a time, in this order, and finish each first:")
+    blocks.append(
+        "Say yes only to what is described here: if the agent offers a different flight, cabin, "
+        "payment method or any other change, say no."
+    )
+    if intent.persona.terse:
+        blocks.append("You answer in as few words as you can.")
+    if not intent.persona.patient:
+        blocks.append("You are in a hurry and lose patience when the agent stalls.")
+    return {
+        "domain": "airline",
+        "reason_for_call": reason,
+        "known_info": _known(intent),
+        "unknown_info": _unknown(intent),
+        "task_instructions": "\n\n".join(blocks),
+    }
