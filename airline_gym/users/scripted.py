@@ -10,30 +10,24 @@ from airline_gym.domain.prompts import GREETING, STOP, TRANSFER
 from airline_gym.domain.tasks import Task
 from airline_gym.errors import ConfigError
 from airline_gym.users.base import Dialogue, UserSimulator
+from airline_gym.users.intent_user import IntentPlayer, task_intent
+from airline_gym.users.scripted_rules import (
+    DOB_RE,
+    EMAIL_RE,
+    IDENTITY_RULES,
+    NAME_RE,
+    PAYMENT_RE,
+    QUOTED,
+    RESERVATION_ID_RE,
+    RULES,
+    TRANSFER_RE,
+    USER_ID_RE,
+    asking_parts,
+)
 
-__all__ = ["Profile", "ScriptedUser", "first_person"]
+__all__ = ["EMAIL_RE", "Profile", "ScriptedUser", "asking_parts", "first_person"]
 
 _I = re.IGNORECASE
-
-# -- what the customer knows, read from the scenario ---------------------------------------
-
-USER_ID_RE = re.compile(r"\b[a-z]+(?:_[a-z]+)+_\d{3,}\b")
-#: Six upper-case letters/digits, at least one letter, not a flight number such as HAT045.
-RESERVATION_ID_RE = re.compile(r"\b(?![A-Z]{3}\d{3}\b)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6}\b")
-NAME_RE = re.compile(r"\b(?:[Yy]ou are|[Yy]our name is)\s+([A-Z][a-z]+(?: [A-Z][a-z]+)+)")
-#: Matches start only where a run of address characters starts: without the look-behind the
-#: engine rescans the run from every position (quadratic in a long run without an "@").
-EMAIL_RE = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-DOB_RE = re.compile(
-    r"(?:date of birth|\bdob\b|birthday|born)\D{0,20}?"
-    r"(\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{4}|[A-Z][a-z]+ \d{1,2},? \d{4})",
-    _I,
-)
-PAYMENT_RE = re.compile(
-    r"\b(?:credit_card|gift_card|certificate)_\d+\b"
-    r"|\b(?:gift card|credit card|master ?card|travel certificate|certificate)s?\b",
-    _I,
-)
 _PAYING_RE = re.compile(r"\bpay(?:ing|ment)?\b|\buse (?:your|my)\b", _I)
 
 _VERBS = (
@@ -144,106 +138,6 @@ def _profile(known: str, reason: str, extra: str) -> Profile:
     )
 
 
-# -- the rules --------------------------------------------------------------------------------
-
-#: (item, how the agent asks for it, answer when known, answer when not known)
-IDENTITY_RULES: tuple[tuple[str, re.Pattern[str], str, str], ...] = tuple(
-    (item, re.compile(pattern, _I), known, unknown)
-    for item, pattern, known, unknown in (
-        (
-            "user_id",
-            r"user[\s_-]*id|user ?name|account (?:id|number)",
-            "My user id is {}.",
-            "I don't know my user id.",
-        ),
-        (
-            "reservation_ids",
-            r"reservation (?:id|number|code|#)|confirmation (?:number|code)"
-            r"|booking (?:id|reference|number|code)",
-            "My reservation id is {}.",
-            "I don't have my reservation id. Could you look it up?",
-        ),
-        ("name", r"\b(?:full|first|last|your) name\b", "My name is {}.", "I'd rather not say."),
-        (
-            "dob",
-            r"date of birth|\bdob\b|birth ?day|birth date",
-            "My date of birth is {}.",
-            "I don't have my date of birth at hand; it is in my profile.",
-        ),
-        ("email", r"\be-?mail\b", "My email is {}.", "I don't have my email address at hand."),
-        (
-            "payment",
-            r"(?:which|what) (?:payment|form of payment|card)|payment method (?:would|do|will) you"
-            r"|how (?:would|do|will) you (?:like to |want to )?pay",
-            "I'd like to pay with my {}.",
-            "Which payment methods do I have on file?",
-        ),
-    )
-)
-
-#: (name, pattern on the agent's latest message, reply); the first match wins. "{request}" is
-#: replaced by the customer's request.
-RULES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
-    (name, re.compile(pattern, _I), reply)
-    for name, pattern, reply in (
-        ("help", r"how (?:can|may) i (?:help|assist)|what can i do for you", "{request}"),
-        (
-            "done",
-            r"anything else|have a (?:great|good|nice|wonderful|safe|pleasant|lovely) "
-            r"(?:day|trip|flight|one|evening|weekend)"
-            r"|\byou(?:['\u2019]re| are) all set\b|\ball done\b"
-            r"|^\W*done\W*$",
-            STOP,
-        ),
-        (
-            "confirm",
-            r"\b(?:proceed|confirm|go ahead|would you like|shall i|should i|do you want|"
-            r"is (?:that|this) (?:correct|right|ok|okay)|yes\s*/\s*no|are you sure|sound good|"
-            r"(?:ok|okay) with|agree)\b",
-            "Yes, please go ahead.",
-        ),
-    )
-)
-
-TRANSFER_RE = re.compile(
-    r"\b(?:(?:you are|you['\u2019]re|you will be|you['\u2019]ll be) (?:now )?(?:being )?transferred"
-    r"|(?:i am|i['\u2019]m|i will be|i['\u2019]ll be) (?:now )?transferring you) to a human agent",
-    _I,
-)
-_ASKING_RE = re.compile(
-    r"\?|\b(?:provide|share|tell me|give me|let me know|confirm|verify|need|what is|what's|"
-    r"may i|could you|can you)\b",
-    _I,
-)
-_LIST_ITEM_RE = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s")
-#: What the agent already quotes when it is telling, not asking: (item, pattern).
-_QUOTED: dict[str, re.Pattern[str]] = {
-    "user_id": USER_ID_RE,
-    "reservation_ids": RESERVATION_ID_RE,
-    "dob": re.compile(r"\b\d{4}-\d{2}-\d{2}\b"),
-    "email": EMAIL_RE,
-    "payment": re.compile(r"\b(?:credit_card|gift_card|certificate)_\d+\b"),
-}
-
-
-def asking_parts(text: str) -> str:
-    """The sentences of ``text`` that ask or request something, with the list items that
-    follow such a sentence ("Could you provide: 1. your user id 2. ...")."""
-    parts: list[str] = []
-    in_request = False
-    for line in re.split(r"\r?\n|\\n", text):  # also literal "\n" (JSON-quoted replies)
-        if _LIST_ITEM_RE.match(line):
-            if in_request or "?" in line:
-                parts.append(line)
-            continue
-        in_request = False
-        for sentence in re.split(r"(?<=[.!?])\s+", line):
-            in_request = bool(_ASKING_RE.search(sentence))
-            if in_request:
-                parts.append(sentence)
-    return "\n".join(parts)
-
-
 QUESTION_FALLBACK = "I'm not sure about that."
 STATEMENT_FALLBACK = "Okay, thank you."
 
@@ -268,6 +162,12 @@ class ScriptedUser(UserSimulator):
        great day" -> ``###STOP###``; a request to confirm / proceed -> "Yes, please go ahead.";
     6. otherwise "I'm not sure about that." (a question) or "Okay, thank you.".
 
+    A task that carries a structured intent (a generated task's ``airline_gym.intent``, or a
+    benchmark task whose request has been written as one) is played by
+    :class:`~airline_gym.users.intent_user.IntentPlayer` instead: it refuses what it did not
+    ask for, pushes back, accepts refusals and stops when its requests are settled. The rules
+    below are the fallback for tasks with no intent.
+
     Limits: it matches keywords, it does not understand text. It cannot negotiate, choose
     between options, give a cancellation reason, or follow the scenario's conditional
     instructions; it says yes to every proposal and ends when the agent offers more help,
@@ -278,20 +178,27 @@ class ScriptedUser(UserSimulator):
     offline = True
     blocking = False
 
-    def __init__(self, max_turns: int = 30) -> None:
+    def __init__(self, max_turns: int = 30, benchmark: str | None = None) -> None:
         if max_turns < 1:
             raise ConfigError("max_turns must be at least 1")
         self.max_turns = max_turns
+        #: Whose benchmark intents apply to task ids (None: the default benchmark's).
+        self.intents_of = benchmark
         self.task: Task | None = None
         self.profile: Profile | None = None
+        self.player: IntentPlayer | None = None
 
     def reset(self, task: Task, seed: int | None = None) -> None:
-        """Read the customer's profile from ``task`` (``seed`` is unused: no randomness)."""
+        """Read the customer's profile and intent from ``task`` (``seed`` is unused)."""
         self.task = task
         self.profile = Profile.from_task(task)
+        intent = task_intent(task, self.intents_of)
+        self.player = None if intent is None else IntentPlayer(intent, task.actions, self.max_turns)
 
     def opening(self) -> str:
         """The first message: the request, then who the customer is."""
+        if self.player is not None:
+            return self.player.opening()
         p = self._profile()
         parts = ["Hi!", p.request]
         if p.name:
@@ -306,6 +213,8 @@ class ScriptedUser(UserSimulator):
 
     def reply(self, dialogue: Dialogue) -> str:
         """The next customer message (see the class docstring for the rules)."""
+        if self.player is not None:
+            return self.player.reply(dialogue)
         profile = self._profile()
         agent = [str(m.get("content") or "") for m in dialogue if m.get("role") == "assistant"]
         user_turns = sum(1 for m in dialogue if m.get("role") == "user")
@@ -337,7 +246,7 @@ class ScriptedUser(UserSimulator):
                 continue
             values = profile.values(item)
             if not values:
-                quoted = _QUOTED.get(item)
+                quoted = QUOTED.get(item)
                 if quoted is None or not quoted.search(text):
                     answers.append(unknown)
             elif any(v not in text for v in values):

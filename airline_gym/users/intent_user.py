@@ -1,0 +1,321 @@
+"""A deterministic, offline customer that plays a task's structured intent.
+
+:class:`IntentPlayer` is what ``user="scripted"`` (:class:`~airline_gym.users.ScriptedUser`)
+runs when a task carries an :class:`~airline_gym.domain.intents.Intent` (generated tasks, and
+benchmark tasks whose request has been written as one). Unlike the keyword customer it says no:
+
+- it states its requests one at a time, in order, and answers what it is asked from its known
+  info; an item of its unknown info gets "I don't remember" and is never offered;
+- it says yes only to a proposal that matches its current request: another flight than its rule
+  came to (the task's gold writes), another cabin, reservation or payment method, insurance or
+  bags it did not ask for, or a change of another kind gets a no; over its budget cap
+  (a request the gold grants no write) it declines;
+- after a refusal it pushes back ``insist`` times, then accepts it and moves on;
+- it ends (``###STOP###``) when every request is done, refused or declined, or when the agent
+  stalls three times in a row (twice if impatient); ``###TRANSFER###`` when the agent says it
+  transfers the customer to a human agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from airline_gym.domain.intents import Intent, Request
+from airline_gym.domain.prompts import STOP, TRANSFER
+from airline_gym.domain.tasks import GoldAction, Task
+from airline_gym.errors import ConfigError
+from airline_gym.users.base import Dialogue
+from airline_gym.users.intent_words import (
+    CONFIRM_RE,
+    DONE_RE,
+    FLIGHT_RE,
+    HELP_RE,
+    KIND_RE,
+    MONEY_RE,
+    MORE_RE,
+    REFUSAL_RE,
+    cabin_said,
+    detail_answers,
+    say_request,
+)
+from airline_gym.users.scripted_rules import (
+    IDENTITY_RULES,
+    PAYMENT_ID_RE,
+    RESERVATION_ID_RE,
+    TRANSFER_RE,
+    asking_parts,
+)
+
+__all__ = ["IntentPlayer", "granted_writes", "task_intent"]
+
+#: The write tools that grant each kind of request.
+_WRITES: dict[str, tuple[str, ...]] = {
+    "book": ("book_reservation",),
+    "cancel": ("cancel_reservation",),
+    "change_flights": ("update_reservation_flights",),
+    "change_cabin": ("update_reservation_flights",),
+    "add_bags": ("update_reservation_baggages",),
+    "edit_passenger": ("update_reservation_passengers",),
+    "compensation": ("send_certificate",),
+}
+#: Other kinds' words a proposal for a request of this kind may contain without being another
+#: change (a booking has bags and a cabin; a flight change may book new flights, ...).
+_COMPATIBLE: dict[str, frozenset[str]] = {
+    "book": frozenset({"add_bags", "change_cabin", "add_insurance", "edit_passenger"}),
+    "change_flights": frozenset({"book", "change_cabin"}),
+    "change_cabin": frozenset({"book"}),
+    "cancel": frozenset({"compensation"}),
+    "compensation": frozenset({"cancel"}),
+}
+_YES = ("Yes, please go ahead.", "Yes, that's right.", "Yes, I confirm.")
+_PUSH = (
+    "I really need this. Could you make an exception just this once?",
+    "Please check again; this matters a lot to me.",
+)
+_NUDGE = ("Could you help me with that?", "To be clear:", "Let me say it again:")
+_SLOW = "I don't think we're getting anywhere. Never mind, goodbye. " + STOP
+_DONE = "Thank you, that's everything I needed. " + STOP
+
+
+def task_intent(task: Task, benchmark: str | None = None) -> Intent | None:
+    """The intent ``task`` carries (``task["airline_gym"]["intent"]``), else the one written for
+    the benchmark task of that id when its user is the task's, else None."""
+    extra = task.raw.get("airline_gym")
+    data = extra.get("intent") if isinstance(extra, Mapping) else None
+    if data is not None:
+        try:
+            return Intent.from_json(data)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"task {task.id}: bad airline_gym.intent: {exc}") from None
+    return None
+
+
+def granted_writes(request: Request, actions: Sequence[GoldAction]) -> tuple[GoldAction, ...]:
+    """The gold writes that carry out ``request`` (none when the policy refuses it)."""
+    names = _WRITES.get(request.kind, ())
+    out = []
+    for action in actions:
+        args = action.arguments
+        if action.name not in names:
+            continue
+        if request.kind == "book":
+            trip = request.trip
+            if trip is not None and (args.get("origin"), args.get("destination")) != (
+                trip.origin,
+                trip.destination,
+            ):
+                continue
+        elif request.kind != "compensation" and (
+            args.get("reservation_id") != request.reservation_id
+        ):
+            continue
+        out.append(action)
+    return tuple(out)
+
+
+@dataclass
+class _Progress:
+    """Where the customer is in its current request."""
+
+    index: int = 0
+    pushed: int = 0
+    confirmed: bool = False
+    stalls: int = 0
+    yeses: int = 0
+    said: list[str] = field(default_factory=list)
+
+
+class IntentPlayer:
+    """One conversation's customer for ``intent``; ``actions`` are the task's gold actions."""
+
+    def __init__(
+        self, intent: Intent, actions: Sequence[GoldAction] = (), max_turns: int = 30
+    ) -> None:
+        self.intent = intent
+        self.max_turns = max_turns
+        self.granted = [granted_writes(r, actions) for r in intent.requests]
+        self.state = _Progress()
+
+    # -- what the customer knows ----------------------------------------------------------------
+
+    def known(self, item: str) -> tuple[str, ...]:
+        """The values of an identity item the customer knows (empty when it does not)."""
+        if item in self.intent.unknown:
+            return ()
+        if item == "user_id":
+            return (self.intent.user_id,)
+        if item == "name":
+            return (self.intent.name,)
+        if item == "payment":
+            request = self._current()
+            return tuple(p.payment_id for p in request.payment) if request else ()
+        value = self.intent.known.get(item, "")
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+
+    def _knows_ids(self) -> bool:
+        return "reservation_ids" not in self.intent.unknown
+
+    def _current(self) -> Request | None:
+        requests = self.intent.requests
+        return requests[self.state.index] if self.state.index < len(requests) else None
+
+    # -- the conversation -------------------------------------------------------------------------
+
+    def opening(self) -> str:
+        """The first message: the first request, then the name and user id (when known)."""
+        request = self._current()
+        parts = [] if self.intent.persona.terse else ["Hi!"]
+        parts.append(say_request(request, self._knows_ids()) if request else "I have a question.")
+        if self.known("name"):
+            parts.append(f"My name is {self.intent.name}.")
+        if self.known("user_id"):
+            parts.append(f"My user id is {self.intent.user_id}.")
+        return self._say(" ".join(parts))
+
+    def reply(self, dialogue: Dialogue) -> str:
+        """The next customer message (see the module docstring)."""
+        agent = [str(m.get("content") or "") for m in dialogue if m.get("role") == "assistant"]
+        turns = sum(1 for m in dialogue if m.get("role") == "user")
+        last = agent[-1] if agent else ""
+        if TRANSFER_RE.search(last):
+            return TRANSFER
+        if turns == 0:
+            return self.opening()
+        if turns >= self.max_turns:
+            return STOP
+        request = self._current()
+        if request is None:
+            return _DONE
+        answer = self._react(last, request)
+        if answer is None:
+            return self._stall(request)
+        self.state.stalls = 0
+        return self._say(answer)
+
+    def _react(self, text: str, request: Request) -> str | None:
+        """The answer to one agent message, or None when it gives the customer nothing to do."""
+        asked = asking_parts(text)
+        identity = self._identity(asked, text)
+        if REFUSAL_RE.search(text):
+            return self._refused(request)
+        if request.kind == "info" and MONEY_RE.search(text):
+            return self._advance("Thanks, that's what I needed.")
+        if CONFIRM_RE.search(asked):
+            objection = self._objection(text, asked, request)
+            if objection is not None:
+                return objection
+            self.state.confirmed = True
+            self.state.yeses += 1
+            return " ".join([*identity, _YES[self.state.yeses % len(_YES)]])
+        details = detail_answers(asked, request) if asked else []
+        if identity or details:
+            return " ".join([*identity, *details])
+        if DONE_RE.search(text):
+            return self._advance("Thank you!")
+        if HELP_RE.search(text) and not self.state.confirmed:
+            return say_request(request, self._knows_ids())
+        if MORE_RE.search(text):
+            if self.state.confirmed:
+                return self._advance("Thanks.")
+            return f"Yes: {say_request(request, self._knows_ids())}"
+        return None
+
+    def _recognised(self, asked: str) -> str | None:
+        """The current request's reservation id if the agent's question names it (the customer
+        recognises it when told, though it does not remember it)."""
+        request = self._current()
+        mine = request.reservation_id if request else None
+        return mine if mine and mine in asked else None
+
+    def _identity(self, asked: str, text: str) -> list[str]:
+        answers = []
+        recognised = None if self._knows_ids() else self._recognised(asked)
+        if recognised:
+            answers.append(f"Yes, {recognised} is the one.")
+        for item, pattern, known, unknown in IDENTITY_RULES:
+            if not pattern.search(asked):
+                continue
+            values = self.known(item)
+            if item == "reservation_ids" and not values:
+                if not self._recognised(asked):
+                    answers.append("I don't remember the reservation id. Could you look it up?")
+            elif not values:
+                answers.append(unknown.replace("I don't know", "I don't remember"))
+            elif any(v not in text for v in values):
+                many = item == "reservation_ids" and len(values) > 1
+                template = "My reservation ids are {}." if many else known
+                answers.append(template.format(" and ".join(values)))
+        return answers
+
+    def _objection(self, text: str, asked: str, request: Request) -> str | None:
+        """Why the customer says no to the proposal in ``text`` (None: it is what it wants)."""
+        want = say_request(request, self._knows_ids())
+        granted = self.granted[self.state.index]
+        ids = set(RESERVATION_ID_RE.findall(asked)) - {request.reservation_id}
+        if request.reservation_id and ids and request.reservation_id not in text:
+            return f"No, that's not the reservation I mean. {want}"
+        legs = [f for a in granted for f in a.arguments.get("flights") or []]
+        flights = {f.get("flight_number") for f in legs}
+        flights |= {n for leg in request.legs for n in leg.rule.flight_numbers}
+        said = set(FLIGHT_RE.findall(text))
+        if flights and said and not said & flights:
+            return f"No, that's not the flight I want. {want}"
+        cabin = request.cabin or next((a.arguments.get("cabin") for a in granted), None)
+        cabins = cabin_said(asked)
+        if cabin and cabins and cabin not in cabins and request.kind != "cancel":
+            return f"No, I want {str(cabin).replace('_', ' ')}. {want}"
+        paying = {p.payment_id for p in request.payment}
+        named = set(PAYMENT_ID_RE.findall(text))
+        if paying and named and not named <= paying:
+            return f"No, I'd like to use {' and '.join(sorted(paying))} for this."
+        wants_insurance = request.kind == "add_insurance" or (
+            request.kind == "book" and request.insurance
+        )
+        if KIND_RE["add_insurance"].search(asked) and not wants_insurance:
+            return "No, I don't want insurance."
+        allowed = _COMPATIBLE.get(request.kind, frozenset()) | {request.kind}
+        other = [k for k, rx in KIND_RE.items() if k not in allowed and rx.search(text)]
+        own = KIND_RE.get(request.kind)
+        if other and (own is None or not own.search(text)):
+            return f"No, I don't want that. {want}"
+        caps = [leg.rule.max_price for leg in request.legs]
+        if request.trip is not None:
+            caps += [request.trip.outbound.max_price]
+            caps += [request.trip.return_rule.max_price] if request.trip.return_rule else []
+        cap = min((c for c in caps if c), default=None)
+        amounts = [float(m.replace(",", "")) for m in MONEY_RE.findall(text)]
+        if cap and not granted and amounts and min(amounts) > cap:
+            return self._advance("No, that's more than I'm willing to pay.", declined=True)
+        return None
+
+    def _refused(self, request: Request) -> str:
+        if self.state.pushed < request.insist:
+            self.state.pushed += 1
+            return _PUSH[(self.state.pushed - 1) % len(_PUSH)]
+        return self._advance("I understand.", declined=True)
+
+    def _advance(self, ack: str, declined: bool = False) -> str:
+        """Close the current request and say the next one (or stop)."""
+        self.state = _Progress(index=self.state.index + 1, said=self.state.said)
+        request = self._current()
+        if request is None:
+            end = "Never mind then, thank you." if declined else "That's everything, thank you."
+            return f"{ack} {end} {STOP}"
+        return f"{ack} I also have another request. {say_request(request, self._knows_ids())}"
+
+    def _stall(self, request: Request) -> str:
+        self.state.stalls += 1
+        limit = 3 if self.intent.persona.patient else 2
+        if self.state.stalls >= limit:
+            return _SLOW
+        nudge = _NUDGE[(self.state.stalls - 1) % len(_NUDGE)]
+        return self._say(f"{nudge} {say_request(request, self._knows_ids())}")
+
+    def _say(self, text: str) -> str:
+        """Remember what was said; never the same text as the two turns before."""
+        said = self.state.said
+        if len(said) >= 2 and said[-1] == said[-2] == text:
+            text = f"As I said: {text}"
+        said.append(text)
+        return text

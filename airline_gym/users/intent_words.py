@@ -1,0 +1,202 @@
+"""What the intent-playing customer says, and what it reads in the agent's messages.
+
+Pure wording and regular expressions for :mod:`airline_gym.users.intent_user`: a request said in
+the first person, answers to the agent's questions about a request's details, and the patterns
+that spot a refusal, a proposal to confirm, a finished action or an offer of more help.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from airline_gym.domain.intents import QUESTIONS, FlightRule, Passenger, PaymentPart, Request
+
+__all__ = [
+    "CABIN_RE",
+    "CONFIRM_RE",
+    "DONE_RE",
+    "FLIGHT_RE",
+    "HELP_RE",
+    "KIND_RE",
+    "MONEY_RE",
+    "MORE_RE",
+    "REFUSAL_RE",
+    "cabin_said",
+    "detail_answers",
+    "say_request",
+]
+
+_I = re.IGNORECASE
+
+FLIGHT_RE = re.compile(r"\bHAT\d{3}\b")
+MONEY_RE = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)")
+#: Longest first: "basic economy" is not "economy".
+CABIN_RE = re.compile(r"\bbasic[ _-]economy\b|\beconomy\b|\bbusiness\b", _I)
+REFUSAL_RE = re.compile(
+    r"\b(?:unable to|(?:can ?not|can't|cannot|won't be able to|am not able to|'m not able to)"
+    r" (?:be )?(?:\w+ )?(?:process|cancel|change|modify|add|offer|provide|issue|upgrade|do|help"
+    r"|make|book|remove|accommodate|grant|approve|honor|allow)|not (?:eligible|allowed|"
+    r"permitted|possible)|isn't (?:eligible|possible|allowed)|is not (?:eligible|possible)"
+    r"|(?:policy|rules) (?:does not|doesn't|do not|don't) (?:allow|permit)|against (?:our |the )?"
+    r"policy|no compensation|i'm afraid|unfortunately)\b",
+    _I,
+)
+CONFIRM_RE = re.compile(
+    r"\b(?:proceed|confirm|go ahead|would you like (?:me|us) to|shall i|should i|"
+    r"do you want (?:me|us) to|is (?:that|this) (?:correct|right|ok|okay)|yes\s*/\s*no|"
+    r"yes or no|are you sure|sound good|(?:ok|okay) with)\b",
+    _I,
+)
+DONE_RE = re.compile(
+    r"\b(?:has been|have been|was|were|is now|are now|successfully)\s+(?:\w+\s+)?"
+    r"(?:cancell?ed|changed|updated|modified|booked|added|issued|upgraded|downgraded|sent|"
+    r"processed|corrected|made|completed|created|refunded)\b|\ball set\b|\bis confirmed\b",
+    _I,
+)
+MORE_RE = re.compile(
+    r"anything else|something else|other (?:questions|requests)|what else"
+    r"|how (?:can|may) i (?:help|assist)|what can i do for you",
+    _I,
+)
+HELP_RE = re.compile(r"how (?:can|may) i (?:help|assist)|what can i do for you", _I)
+
+#: The words that name each kind of change (for spotting a proposal of another kind).
+KIND_RE: dict[str, re.Pattern[str]] = {
+    "cancel": re.compile(r"\bcancel", _I),
+    "book": re.compile(r"\bbook(?:ing)? (?:a |the )?(?:new|flight|reservation|trip)", _I),
+    "change_cabin": re.compile(r"\bupgrad|\bdowngrad|\bcabin\b", _I),
+    "add_bags": re.compile(r"\bbag", _I),
+    "add_insurance": re.compile(r"\binsurance\b", _I),
+    "compensation": re.compile(r"\bcertificate\b|\bcompensat|\bvoucher", _I),
+    "edit_passenger": re.compile(r"\bpassenger (?:name|details)|\bdate of birth", _I),
+}
+
+_CABIN_WORDS = {"basic_economy": "basic economy", "economy": "economy", "business": "business"}
+_REASONS = {
+    "change_of_plan": "My plans have changed.",
+    "airline_cancelled": "The airline cancelled one of my flights.",
+    "health": "I'm unwell and my doctor told me not to travel.",
+    "weather": "There's a storm forecast where I'm going.",
+    "other": "Something came up at work.",
+}
+_ORDINAL = ("first", "second", "third", "fourth", "fifth")
+
+
+def cabin_said(text: str) -> set[str]:
+    """The cabins ``text`` names (``basic_economy``, ``economy``, ``business``)."""
+    return {m.group(0).lower().replace(" ", "_").replace("-", "_") for m in CABIN_RE.finditer(text)}
+
+
+def _rule(rule: FlightRule) -> str:
+    if rule.pick == "exact":
+        return f"flight {' then '.join(rule.flight_numbers)} on {rule.date}"
+    stops = "direct flight" if rule.direct_only else "flight (direct or one stop is fine)"
+    return f"the {rule.pick} {stops} on {rule.date}"
+
+
+def _people(passengers: Sequence[Passenger]) -> str:
+    return ", ".join(f"{p.first_name} {p.last_name} (born {p.dob})" for p in passengers)
+
+
+def _pay(parts: Sequence[PaymentPart]) -> str:
+    if not parts:
+        return "I'll pay with what I have on file."
+    if len(parts) == 1:
+        return f"I'd like to use {parts[0].payment_id}."
+    said = [f"${p.amount} on {p.payment_id}" for p in parts if p.amount is not None]
+    rest = [p.payment_id for p in parts if p.amount is None]
+    text = "I'd like to put " + ", ".join(said)
+    return text + (f" and the rest on {rest[0]}." if rest else ".")
+
+
+def _which(request: Request, known_ids: bool) -> str:
+    if request.reservation_id and known_ids:
+        return f"my reservation {request.reservation_id}"
+    return "my upcoming reservation"
+
+
+def say_request(request: Request, known_ids: bool) -> str:
+    """The request in the customer's words (the reservation by id only if the customer knows it)."""
+    which = _which(request, known_ids)
+    kind = request.kind
+    if kind == "book" and request.trip is not None:
+        trip = request.trip
+        way = "one-way" if trip.return_rule is None else "round"
+        text = (
+            f"I'd like to book a {way} trip from {trip.origin} to {trip.destination} in "
+            f"{_CABIN_WORDS.get(request.cabin or 'economy', 'economy')}: "
+            f"{_rule(trip.outbound)} going out"
+        )
+        if trip.return_rule is not None:
+            text += f", and {_rule(trip.return_rule)} coming back"
+        return text + "."
+    if kind == "change_flights":
+        legs = " and ".join(f"the {g.direction} flight to {_rule(g.rule)}" for g in request.legs)
+        return f"I'd like to change {legs} on {which}."
+    if kind == "edit_passenger" and request.new_passenger is not None:
+        index = request.passenger_index or 0
+        nth = _ORDINAL[index] if index < len(_ORDINAL) else f"number {index + 1}"
+        new = request.new_passenger
+        return (
+            f"I need to correct the {nth} passenger on {which}: it should be "
+            f"{new.first_name} {new.last_name}, born {new.dob}."
+        )
+    if kind == "info":
+        what = QUESTIONS.get(request.question or "", "a figure about my bookings")
+        return f"Could you tell me {what.replace('the profile', 'my profile')}?"
+    cabin = _CABIN_WORDS.get(request.cabin or "", "another cabin")
+    return {
+        "book": "I'd like to book a flight.",
+        "cancel": f"I'd like to cancel {which}.",
+        "change_cabin": f"I'd like to change the cabin on {which} to {cabin}.",
+        "add_bags": f"I'd like to add checked bags to {which}, {request.total_bags or 0} in total.",
+        "edit_passenger": f"I need to correct a passenger on {which}.",
+        "change_count": f"I'd like to change the travellers on {which} to "
+        f"{_people(request.passengers)}.",
+        "add_insurance": f"I'd like to add travel insurance to {which}.",
+        "compensation": f"My flight {request.flight_number or ''} on {request.flight_date or ''} "
+        f"was {request.complaint or 'disrupted'}. What can you do for me?",
+    }.get(kind, "I need help with a reservation.")
+
+
+#: (pattern on what the agent asks, the request fields it asks about)
+_DETAILS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, _I), name)
+    for pattern, name in (
+        (r"\breason\b|\bwhy\b", "reason"),
+        (r"\bcabin\b|\bclass\b", "cabin"),
+        (r"\bbag", "bags"),
+        (r"\binsurance\b", "insurance"),
+        (r"\bpassenger|\btravell?er|\bwho (?:is|will be) (?:flying|travel)", "passengers"),
+        (r"\bpay|\bpayment|\bcard\b|\bcharge", "payment"),
+        (r"\bwhich (?:flight|option)|\bflight (?:would|do) you|\bprefer", "flight"),
+    )
+)
+
+
+def detail_answers(asked: str, request: Request) -> list[str]:
+    """Answers to the agent's questions about the current request's details."""
+    out: list[str] = []
+    for pattern, name in _DETAILS:
+        if not pattern.search(asked):
+            continue
+        if name == "reason" and request.kind == "cancel":
+            out.append(_REASONS.get(request.reason or "other", _REASONS["other"]))
+        elif name == "cabin" and request.cabin:
+            out.append(f"{_CABIN_WORDS[request.cabin].capitalize()}, please.")
+        elif name == "bags" and request.kind in ("book", "add_bags"):
+            bags = request.total_bags or 0
+            out.append(f"{bags} checked bags in total." if bags else "No checked bags, thanks.")
+        elif name == "insurance" and request.kind == "book":
+            out.append("Yes, I want insurance." if request.insurance else "No insurance, thanks.")
+        elif name == "passengers" and request.passengers:
+            out.append(f"The travellers are {_people(request.passengers)}.")
+        elif name == "payment" and request.payment:
+            out.append(_pay(request.payment))
+        elif name == "flight" and request.kind in ("book", "change_flights"):
+            rules = [leg.rule for leg in request.legs]
+            if request.trip is not None:
+                rules = [r for r in (request.trip.outbound, request.trip.return_rule) if r]
+            out.append("I want " + " and ".join(_rule(r) for r in rules) + ".")
+    return list(dict.fromkeys(out))
