@@ -24,7 +24,6 @@ from collections.abc import Sequence
 
 from airline_gym.domain.decisions import Decision, Solution
 from airline_gym.domain.intents import (
-    QUESTIONS,
     FlightRule,
     Intent,
     Passenger,
@@ -43,6 +42,15 @@ _REASON = {
     "health": "you are unwell and a doctor told you not to travel",
     "weather": "a storm is expected where you are going",
     "other": "something came up at work",
+}
+#: The information-only questions as the customer asks them ("{which}": the reservation).
+_ASK = {
+    "total_upcoming_cost": "how much you paid in all for your upcoming reservations",
+    "reservation_cost": "how much you paid in all for {which}",
+    "gift_card_balance": "how much is left on your gift cards, added together",
+    "certificate_balance": "how much your travel certificates are worth, added together",
+    "bag_allowance": "how many checked bags {which} includes for free, all passengers together",
+    "change_total": "how much the changes you ask for today come to in all",
 }
 _ORDINAL = ("first", "second", "third", "fourth", "fifth")
 _ITEM_WORDS = {
@@ -64,6 +72,10 @@ def reason_words(reason: str | None) -> str:
     return _REASON.get(reason or "other", _REASON["other"])
 
 
+def _clock(value: str) -> str:
+    return value[:5] if value.endswith(":00") else value
+
+
 def rule_words(rule: FlightRule, cabin: str | None = None) -> str:
     """How the customer picks a flight: ``the cheapest economy direct flight on 2024-05-20``."""
     where = f" {cabin_words(cabin)}" if cabin else ""
@@ -71,9 +83,23 @@ def rule_words(rule: FlightRule, cabin: str | None = None) -> str:
         numbers = " then ".join(rule.flight_numbers) or "the flight you name"
         return f"flight {numbers} on {rule.date}"
     stops = "direct flight" if rule.direct_only else "flight, direct or with one stop,"
-    pick = {"cheapest": "cheapest", "earliest": "earliest", "latest": "latest"}[rule.pick]
-    when = " (by departure time)" if rule.pick != "cheapest" else ""
-    return f"the {pick}{where} {stops} on {rule.date}{when}"
+    nth = ("", "second ", "third ", "fourth ", "fifth ")
+    rank = nth[rule.rank] if 0 <= rule.rank < len(nth) else f"number {rule.rank + 1} "
+    pick = {"fastest": "fastest", "cheapest": "cheapest"}.get(rule.pick, rule.pick)
+    bounds = [
+        f"leaving after {_clock(rule.depart_after)}" if rule.depart_after else "",
+        f"leaving before {_clock(rule.depart_before)}" if rule.depart_before else "",
+        f"arriving before {_clock(rule.arrive_before)}" if rule.arrive_before else "",
+    ]
+    among = ", ".join(b for b in bounds if b)
+    how = {
+        "cheapest": "",
+        "fastest": " (shortest time from first departure to last arrival)",
+        "earliest": " (by departure time)",
+        "latest": " (by departure time)",
+    }.get(rule.pick, "")
+    text = f"the {rank}{pick}{where} {stops} on {rule.date}{how}"
+    return f"{text}, among those {among}" if among else text
 
 
 def _money(amount: int | float) -> str:
@@ -83,14 +109,21 @@ def _money(amount: int | float) -> str:
 def _payment(parts: Sequence[PaymentPart], what: str) -> str:
     if not parts:
         return ""
-    if len(parts) == 1 and parts[0].amount is None:
+    if len(parts) == 1:
         return f"For {what}, use only {parts[0].payment_id} from your profile."
-    said = [f"{_money(p.amount)} on {p.payment_id}" for p in parts if p.amount is not None]
+    fixed = [f"{_money(p.amount)} on {p.payment_id}" for p in parts if p.amount is not None]
     rest = [p.payment_id for p in parts if p.amount is None]
-    text = f"For {what}, split the payment: " + ", ".join(said)
-    if rest:
-        text += f", and the rest on {rest[0]}"
-    return text + ". Do not use any other payment method."
+    said = []
+    if fixed:
+        said.append("put " + ", ".join(fixed))
+    if len(rest) == 1:
+        said.append(f"put the rest on {rest[0]}")
+    elif rest:
+        said.append(
+            "then use " + ", then ".join(rest) + ", in that order, each for as much as it "
+            "covers (a credit card takes whatever is left)"
+        )
+    return f"For {what}, " + "; ".join(said) + ". Do not use any other payment method."
 
 
 def _person(p: Passenger) -> str:
@@ -115,8 +148,7 @@ def _reason_for(request: Request, intent: Intent) -> str:
         way = "a one-way trip" if trip.return_rule is None else "a round trip"
         return f"you want to book {way} from {trip.origin} to {trip.destination}"
     if kind == "info":
-        question = QUESTIONS.get(request.question or "", "a figure about your bookings")
-        return f"you want to know {question}"
+        return "you want to know " + _ASK.get(request.question or "", "").replace("{which}", mine)
     return {
         "cancel": f"you want to cancel {mine}",
         "change_flights": f"you want to move {mine} to other flights",
@@ -170,9 +202,14 @@ def _steps(request: Request, intent: Intent, decision: Decision | None) -> list[
         out.append("The refund should go back to the way you paid.")
     elif kind == "change_flights":
         for leg in request.legs:
+            where = (
+                f"; you want it to end in {leg.destination} instead"
+                if leg.destination
+                else "; keep the same airports"
+            )
             out.append(
                 f"Move the {leg.direction} part of {which} to "
-                f"{rule_words(leg.rule, request.cabin)}; keep the same airports."
+                f"{rule_words(leg.rule, request.cabin)}{where}."
             )
             if leg.rule.max_price:
                 out.append(
@@ -213,8 +250,17 @@ def _steps(request: Request, intent: Intent, decision: Decision | None) -> list[
         out.append(f"Your {flight}{on} ({which}) {what}; ask what the airline can offer you.")
         out.append("Do not ask for any other change to the reservation.")
     elif kind == "info":
+        if request.reservation_id:
+            out.append(f"The question is about {which}.")
+        if request.payment:
+            out.append(f"You mean what went on {request.payment[0].payment_id}.")
         out.append("Ask for one total; if the agent lists separate amounts, ask for the sum.")
-    if decision is not None and decision.outcome == "declined" and kind not in ("book",):
+    if request.max_total is not None:
+        out.append(
+            f"You will pay at most {_money(request.max_total)} in all for this; "
+            "if it costs more, you do not go ahead."
+        )
+    elif decision is not None and decision.outcome == "declined" and kind != "book":
         out.append("If it costs more than you are willing to pay, you do not go ahead.")
     if request.insist:
         out.append(

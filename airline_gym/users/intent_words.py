@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from airline_gym.domain.intents import QUESTIONS, FlightRule, Passenger, PaymentPart, Request
+from airline_gym.domain.intents import FlightRule, Passenger, PaymentPart, Request
 
 __all__ = [
     "CABIN_RE",
@@ -80,6 +80,14 @@ _REASONS = {
     "weather": "There's a storm forecast where I'm going.",
     "other": "Something came up at work.",
 }
+_ASK = {
+    "total_upcoming_cost": "how much I paid in all for my upcoming reservations",
+    "reservation_cost": "how much I paid in all for {which}",
+    "gift_card_balance": "how much is left on my gift cards, added together",
+    "certificate_balance": "how much my travel certificates are worth, added together",
+    "bag_allowance": "how many checked bags {which} includes for free, all passengers together",
+    "change_total": "how much the changes I asked for come to in all",
+}
 _ORDINAL = ("first", "second", "third", "fourth", "fifth")
 
 
@@ -92,7 +100,16 @@ def _rule(rule: FlightRule) -> str:
     if rule.pick == "exact":
         return f"flight {' then '.join(rule.flight_numbers)} on {rule.date}"
     stops = "direct flight" if rule.direct_only else "flight (direct or one stop is fine)"
-    return f"the {rule.pick} {stops} on {rule.date}"
+    nth = ("", "second ", "third ", "fourth ", "fifth ")
+    rank = nth[rule.rank] if 0 <= rule.rank < len(nth) else f"number {rule.rank + 1} "
+    bounds = [
+        f"leaving after {rule.depart_after[:5]}" if rule.depart_after else "",
+        f"leaving before {rule.depart_before[:5]}" if rule.depart_before else "",
+        f"arriving before {rule.arrive_before[:5]}" if rule.arrive_before else "",
+    ]
+    among = ", ".join(b for b in bounds if b)
+    text = f"the {rank}{rule.pick} {stops} on {rule.date}"
+    return f"{text}, {among}" if among else text
 
 
 def _people(passengers: Sequence[Passenger]) -> str:
@@ -143,8 +160,9 @@ def say_request(request: Request, known_ids: bool) -> str:
             f"{new.first_name} {new.last_name}, born {new.dob}."
         )
     if kind == "info":
-        what = QUESTIONS.get(request.question or "", "a figure about my bookings")
-        return f"Could you tell me {what.replace('the profile', 'my profile')}?"
+        what = _ASK.get(request.question or "", "a figure about my bookings")
+        on = f", on {request.payment[0].payment_id}" if request.payment else ""
+        return f"Could you tell me {what.replace('{which}', which)}{on}? Just the total, please."
     cabin = _CABIN_WORDS.get(request.cabin or "", "another cabin")
     return {
         "book": "I'd like to book a flight.",

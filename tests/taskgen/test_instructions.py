@@ -138,3 +138,42 @@ def test_the_reference_task_model_loads_them() -> None:
     assert loaded.user_scenario.instructions.unknown_info == (
         "You do not remember your date of birth."
     )
+
+
+def test_rule_bounds_rank_caps_and_ordered_payment_are_pinned() -> None:
+    rule = FlightRule(
+        "2024-05-21",
+        "fastest",
+        direct_only=False,
+        rank=1,
+        depart_after="08:00:00",
+        arrive_before="21:30:00",
+    )
+    change = Request(
+        "change_flights",
+        reservation_id="ABC123",
+        legs=(Leg("outbound", rule, destination="LAX"),),
+        payment=(PaymentPart("gift_card_1"), PaymentPart("credit_card_2")),
+        max_total=250,
+    )
+    intent = Intent("u_v_1", "U V", (change,), known={"reservation_ids": "ABC123"})
+    said = write_instructions(intent, Solution(()))["task_instructions"] or ""
+    for needle in (
+        "second fastest",
+        "leaving after 08:00",
+        "arriving before 21:30",
+        "end in LAX instead",
+        "at most $250 in all",
+        "gift_card_1, then credit_card_2, in that order",
+    ):
+        assert needle in said, needle
+
+
+def test_information_questions_are_asked_in_the_customers_words() -> None:
+    ask = Request("info", reservation_id="ABC123", question="bag_allowance")
+    intent = Intent("u_v_1", "U V", (ask,), known={"reservation_ids": "ABC123"})
+    reason = write_instructions(intent, Solution(()))["reason_for_call"]
+    assert reason == (
+        "You want to know how many checked bags your reservation ABC123 includes for free, "
+        "all passengers together."
+    )
