@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from airline_gym.agents.dialogue_gold import DialogueGoldAgent
 from airline_gym.agents.scripted import GoldAgent, NoOpAgent, RandomAgent, TransferAgent
 from airline_gym.domain.tasks import TaskSet
 from airline_gym.errors import ConfigError
@@ -12,6 +13,10 @@ from airline_gym.errors import ConfigError
 #: name -> (one-line description, factory ``(task_set, seed) -> agent``).
 _REGISTRY: dict[str, tuple[str, Callable[[TaskSet, int | None], Any]]] = {
     "gold": ("replays the task's gold actions, then says the facts", lambda t, s: GoldAgent(t)),
+    "gold-dialogue": (
+        "the gold actions in a policy-following dialogue (confirms, refusals, answers)",
+        lambda t, s: DialogueGoldAgent(t),
+    ),
     "noop": ("does nothing and stops at once", lambda t, s: NoOpAgent()),
     "transfer": ("transfers to a human agent at once", lambda t, s: TransferAgent()),
     "random": ("seeded random well-formed actions", lambda t, s: RandomAgent(seed=s)),

@@ -34,6 +34,7 @@ from airline_gym.users.intent_words import (
     KIND_RE,
     MONEY_RE,
     MORE_RE,
+    NUMBER_RE,
     REFUSAL_RE,
     cabin_said,
     detail_answers,
@@ -199,7 +200,7 @@ class IntentPlayer:
         identity = self._identity(asked, text)
         if REFUSAL_RE.search(text):
             return self._refused(request)
-        if request.kind == "info" and MONEY_RE.search(text):
+        if request.kind == "info" and NUMBER_RE.search(text):
             return self._advance("Thanks, that's what I needed.")
         if CONFIRM_RE.search(asked):
             objection = self._objection(text, asked, request)
@@ -279,13 +280,14 @@ class IntentPlayer:
         own = KIND_RE.get(request.kind)
         if other and (own is None or not own.search(text)):
             return f"No, I don't want that. {want}"
-        caps = [leg.rule.max_price for leg in request.legs]
+        caps = [leg.rule.max_price for leg in request.legs] + [request.max_total]
         if request.trip is not None:
             caps += [request.trip.outbound.max_price]
             caps += [request.trip.return_rule.max_price] if request.trip.return_rule else []
         cap = min((c for c in caps if c), default=None)
         amounts = [float(m.replace(",", "")) for m in MONEY_RE.findall(text)]
-        if cap and not granted and amounts and min(amounts) > cap:
+        # the gold grants nothing for a capped request: its rule's price is over the cap
+        if cap and not granted and (not amounts or min(amounts) > cap):
             return self._advance("No, that's more than I'm willing to pay.", declined=True)
         return None
 

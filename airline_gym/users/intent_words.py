@@ -21,6 +21,7 @@ __all__ = [
     "KIND_RE",
     "MONEY_RE",
     "MORE_RE",
+    "NUMBER_RE",
     "REFUSAL_RE",
     "cabin_said",
     "detail_answers",
@@ -31,12 +32,14 @@ _I = re.IGNORECASE
 
 FLIGHT_RE = re.compile(r"\bHAT\d{3}\b")
 MONEY_RE = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)")
+#: A number on its own (not part of an id, a flight number or a date).
+NUMBER_RE = re.compile(r"(?<![\w.-])\$?\d[\d,]*(?:\.\d+)?(?![\w-])")
 #: Longest first: "basic economy" is not "economy".
 CABIN_RE = re.compile(r"\bbasic[ _-]economy\b|\beconomy\b|\bbusiness\b", _I)
 REFUSAL_RE = re.compile(
     r"\b(?:unable to|(?:can ?not|can't|cannot|won't be able to|am not able to|'m not able to)"
     r" (?:be )?(?:\w+ )?(?:process|cancel|change|modify|add|offer|provide|issue|upgrade|do|help"
-    r"|make|book|remove|accommodate|grant|approve|honor|allow)|not (?:eligible|allowed|"
+    r"|make|book|remove|accommodate|grant|approve|honor|allow)\w*|not (?:eligible|allowed|"
     r"permitted|possible)|isn't (?:eligible|possible|allowed)|is not (?:eligible|possible)"
     r"|(?:policy|rules) (?:does not|doesn't|do not|don't) (?:allow|permit)|against (?:our |the )?"
     r"policy|no compensation|i'm afraid|unfortunately)\b",

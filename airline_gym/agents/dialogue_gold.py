@@ -1,0 +1,205 @@
+"""The gold actions played as a dialogue that follows the policy: warm-start demonstrations.
+
+:class:`DialogueGoldAgent` makes the task's gold calls, in order, but talks as the policy asks an
+agent to: before each write it lists the details and asks for a yes; after it, it says what was
+done; it refuses what the policy refuses (again after a push-back); it says the figures the
+customer asked for when the customer asks; it hands a transfer over with the fixed sentence; and
+it ends by offering more help. The plan follows the customer's requests when the task has an
+intent (each request's writes, or its refusal, in the customer's order). The words are ours;
+what changes the DB is exactly the gold.
+
+Against the scripted customer its episodes score what ``gold`` scores, and their transcripts are
+what ``airline-gym warm-start`` turns into SFT data.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from airline_gym.agents.base import Action, text_message, tool_call_message
+from airline_gym.agents.scripted import ScriptedAgent
+from airline_gym.domain.intents import Intent, Request
+from airline_gym.domain.tasks import DEFAULT_TASK_SET, GoldAction, Task, TaskSet, load_task_set
+from airline_gym.domain.tools import WRITE_TOOLS
+from airline_gym.users.intent_user import granted_writes, task_intent
+
+__all__ = ["HANDOFF", "DialogueGoldAgent", "dialogue_plan"]
+
+HANDOFF = "YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON."
+TRANSFER_TOOL = "transfer_to_human_agents"
+CLOSING = "Is there anything else I can help you with?"
+_REFUSE = {
+    "cancel": "I'm sorry, but this reservation is not eligible for cancellation under our policy.",
+    "change_flights": "I'm sorry, but our policy does not allow this flight change.",
+    "change_cabin": "I'm sorry, but our policy does not allow this cabin change.",
+    "add_bags": "I'm sorry, but I cannot make this baggage change under our policy.",
+    "edit_passenger": "I'm sorry, but I cannot make this passenger change under our policy.",
+    "change_count": "I'm sorry, but the number of passengers on a reservation cannot be changed.",
+    "add_insurance": "I'm sorry, but insurance cannot be added after a reservation is booked.",
+    "compensation": "I'm sorry, but this case is not eligible for compensation under our policy.",
+    "book": "I'm sorry, but I cannot make this booking under our policy.",
+}
+_AGAIN = "I understand, but I'm not able to make an exception to the policy."
+_OFFER = "I found the option your request comes to. Would you like me to go ahead with it?"
+
+
+def _flights(args: dict[str, Any]) -> str:
+    legs = args.get("flights") or []
+    return ", ".join(f"{f.get('flight_number')} on {f.get('date')}" for f in legs)
+
+
+def describe(name: str, args: dict[str, Any]) -> str:
+    """A write's details as the agent lists them before asking for a yes."""
+    rid = args.get("reservation_id", "")
+    if name == "book_reservation":
+        people = ", ".join(
+            f"{p.get('first_name')} {p.get('last_name')}" for p in args.get("passengers") or []
+        )
+        pay = ", ".join(
+            f"${m.get('amount')} from {m.get('payment_id')}"
+            for m in args.get("payment_methods") or []
+        )
+        return (
+            f"I'll book a {str(args.get('flight_type', '')).replace('_', '-')} reservation from "
+            f"{args.get('origin')} to {args.get('destination')} in "
+            f"{str(args.get('cabin', '')).replace('_', ' ')}: {_flights(args)}. Passengers: "
+            f"{people}. Checked bags: {args.get('total_baggages')} "
+            f"({args.get('nonfree_baggages')} paid). Travel insurance: {args.get('insurance')}. "
+            f"Payment: {pay}."
+        )
+    if name == "cancel_reservation":
+        return (
+            f"I'll cancel reservation {rid}; the refund goes back to the original payment methods."
+        )
+    if name == "update_reservation_flights":
+        return (
+            f"I'll update reservation {rid} to {str(args.get('cabin', '')).replace('_', ' ')} "
+            f"on {_flights(args)}, with any price difference on {args.get('payment_id')}."
+        )
+    if name == "update_reservation_baggages":
+        return (
+            f"I'll set reservation {rid} to {args.get('total_baggages')} checked bags "
+            f"({args.get('nonfree_baggages')} paid), paid with {args.get('payment_id')}."
+        )
+    if name == "update_reservation_passengers":
+        people = ", ".join(
+            f"{p.get('first_name')} {p.get('last_name')} (born {p.get('dob')})"
+            for p in args.get("passengers") or []
+        )
+        return f"I'll update the passenger details of reservation {rid} to: {people}."
+    if name == "send_certificate":
+        return f"I'll issue a travel certificate of ${args.get('amount')} to your account."
+    return f"I'll make this change: {name}."
+
+
+def done_text(name: str, args: dict[str, Any]) -> str:
+    """What the agent says once a write went through."""
+    rid = args.get("reservation_id", "")
+    return {
+        "book_reservation": "Your new reservation has been booked.",
+        "cancel_reservation": f"Reservation {rid} has been cancelled.",
+        "send_certificate": "The certificate has been issued to your account.",
+    }.get(name, f"Reservation {rid} has been updated.")
+
+
+class _Plan:
+    """Builds the agent's turns: calls, confirmations, refusals and answers."""
+
+    def __init__(self, task: Task, intent: Intent | None) -> None:
+        self.actions = list(task.actions)
+        self.say = list(task.communicate_info)
+        self.intent = intent
+        self.turns: list[Action] = []
+        self.next = 0
+
+    def call(self, index: int, last_of_request: bool) -> None:
+        action = self.actions[index]
+        call = tool_call_message(action.name, dict(action.arguments), f"gold_{index}")
+        if action.name == TRANSFER_TOOL:
+            self.turns += [call, text_message(HANDOFF)]
+        elif action.name in WRITE_TOOLS:
+            args = dict(action.arguments)
+            self.turns += [text_message(describe(action.name, args) + " Shall I proceed?"), call]
+            if last_of_request:
+                self.turns.append(text_message(done_text(action.name, args)))
+        else:
+            self.turns.append(call)
+
+    def upto(self, last: int, writes: tuple[GoldAction, ...] = ()) -> None:
+        final = max(
+            (i for i in range(self.next, last + 1) if self.actions[i] in writes), default=-1
+        )
+        for index in range(self.next, last + 1):
+            self.call(index, last_of_request=not writes or index == final)
+        self.next = max(self.next, last + 1)
+
+    def request(self, request: Request) -> None:
+        pending = self.actions[self.next :]
+        writes = granted_writes(request, pending)
+        if writes:
+            last = max(i for i, a in enumerate(self.actions) if a in writes and i >= self.next)
+            self.upto(last, writes)
+        elif request.kind == "info":
+            value = self.say.pop(0) if self.say else ""
+            self.turns.append(text_message(f"The figure you asked about is {value}."))
+        elif any(a.name == TRANSFER_TOOL for a in pending):
+            return  # the transfer among the remaining calls answers it
+        elif _capped(request):
+            self.turns.append(text_message(_OFFER))
+        else:
+            refusal = _REFUSE.get(request.kind, "I'm sorry, but I cannot do that under our policy.")
+            self.turns += [text_message(refusal)] + [text_message(_AGAIN)] * request.insist
+
+    def build(self) -> list[Action]:
+        for request in self.intent.requests if self.intent else ():
+            self.request(request)
+        self.upto(len(self.actions) - 1)
+        if self.say:
+            facts = "To be clear, here are the figures: " + ", ".join(self.say) + "."
+            at = next(
+                (i for i in range(len(self.turns) - 1, -1, -1) if _is_text(self.turns[i])), None
+            )
+            if at is not None and self.turns[at]["content"] != HANDOFF:
+                self.turns[at] = text_message(f"{self.turns[at]['content']} {facts}")
+            else:
+                self.turns.append(text_message(facts))
+        self.turns.append(text_message(CLOSING))
+        return self.turns
+
+
+def _is_text(action: Action) -> bool:
+    return not action.get("tool_calls")
+
+
+def _capped(request: Request) -> bool:
+    rules = [leg.rule for leg in request.legs]
+    if request.trip is not None:
+        rules += [r for r in (request.trip.outbound, request.trip.return_rule) if r]
+    return request.max_total is not None or any(r.max_price for r in rules)
+
+
+def dialogue_plan(task: Task, intent: Intent | None = None) -> list[Action]:
+    """The agent's turns for ``task`` (following ``intent``'s requests when given)."""
+    return _Plan(task, intent).build()
+
+
+class DialogueGoldAgent(ScriptedAgent):
+    """Plays :func:`dialogue_plan` for the task of each episode, then ends as
+    :class:`~airline_gym.agents.scripted.ScriptedAgent` does."""
+
+    def __init__(
+        self,
+        tasks: TaskSet | str | os.PathLike[str] = DEFAULT_TASK_SET,
+        data_dir: Any = None,
+        benchmark: str | None = None,
+    ) -> None:
+        super().__init__([])
+        self.tasks = tasks if isinstance(tasks, TaskSet) else load_task_set(tasks, data_dir)
+        self.benchmark = benchmark
+
+    def reset(self, info: dict[str, Any]) -> None:
+        """Plan the episode of ``info["task_id"]``."""
+        task = self.tasks[info["task_id"]]
+        self.actions = dialogue_plan(task, task_intent(task, self.benchmark))
+        super().reset(info)
