@@ -51,6 +51,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "airline_gym.cli.audit_user",
         "Audit the customer simulator of recorded runs: customer turns that break their scenario.",
     ),
+    "warm-start": (
+        "airline_gym.cli.warm_start",
+        "Write SFT warm-start data: the gold agent's conversations with the scripted customer, "
+        "as JSONL.",
+    ),
     "compare": (
         "airline_gym.cli.compare",
         "Compare two results files: is B better than A, or is the difference within noise?",

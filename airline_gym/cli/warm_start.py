@@ -1,0 +1,100 @@
+"""Write SFT warm-start data: the gold agent's conversations with the scripted customer, as JSONL.
+
+Plays a gold agent against the offline scripted customer on every selected task (a task that
+carries an intent, such as a generated one, gets the customer that plays it: it says no to what
+it did not ask for, pushes back, accepts refusals) and writes each episode that scores at least
+--min-reward as one JSON line: 'messages' (system prompt first, then the conversation with its
+tool calls and results, in OpenAI chat format) and 'tools' (the schemas the agent was offered),
+plus task_id and reward. 'datasets' loads the file with load_dataset("json", ...) and TRL's
+SFTTrainer takes it as a conversational dataset with tools.
+
+--agent gold-dialogue (default) asks for a yes before each write, refuses what the policy
+refuses and answers in words, as the policy wants an agent to; --agent gold only replays the
+calls. A task with no intent, no write and nothing to say is not played (its dialogue would
+ignore the request). --protocol leaderboard (default) offers the reference's 14 tools (what an
+LLM agent is evaluated with); gym adds 'done'. Exit code 0, 1 when no episode reached
+--min-reward, 2 on bad arguments.
+
+  airline-gym warm-start --tasks train.json --out sft.jsonl
+  airline-gym warm-start --split train --out sft-benchmark-train.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+from airline_gym.cli.options import add_benchmark_arguments
+
+__all__ = ["add_arguments", "run"]
+
+
+def _reward(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1: {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 256:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 256: {text!r}")
+    return int(text)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """CLI options of ``airline-gym warm-start``."""
+    from airline_gym.harness.warm_start import WARM_START_AGENTS
+
+    parser.add_argument("--out", required=True, metavar="FILE", help="the JSONL file to write")
+    add_benchmark_arguments(parser)
+    parser.add_argument("--split", default="base", help="train, test or base (all; default)")
+    parser.add_argument("--task-ids", metavar="IDS", help="comma-separated task ids, e.g. 1,2,3")
+    parser.add_argument(
+        "--agent", choices=WARM_START_AGENTS, default="gold-dialogue", help="(gold-dialogue)"
+    )
+    parser.add_argument(
+        "--protocol", choices=("leaderboard", "gym"), default="leaderboard", help="(leaderboard)"
+    )
+    parser.add_argument(
+        "--min-reward", type=_reward, default=1.0, help="keep episodes scoring at least this (1)"
+    )
+    parser.add_argument("--concurrency", type=_count, default=4, help="episodes at once (4)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``airline-gym warm-start``."""
+    from airline_gym.harness.warm_start import warm_start
+
+    ids = [t for t in (args.task_ids or "").split(",") if t.strip()] or None
+    try:
+        done = warm_start(
+            args.out,
+            tasks=args.tasks,
+            benchmark=args.benchmark,
+            split=args.split,
+            task_ids=ids,
+            agent=args.agent,
+            protocol=args.protocol,
+            min_reward=args.min_reward,
+            concurrency=args.concurrency,
+        )
+    except OSError as exc:
+        print(f"airline-gym warm-start: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {done.written} of {done.played} conversations to {args.out}")
+    if done.skipped:
+        shown = ", ".join(done.skipped[:10]) + (" ..." if len(done.skipped) > 10 else "")
+        print(
+            f"not played ({len(done.skipped)}: no intent, no write, nothing to say, so the "
+            f"dialogue would only ignore the request): {shown}"
+        )
+    if done.dropped:
+        low = ", ".join(f"{t} ({r:g})" for t, r in list(done.dropped.items())[:10])
+        more = f" and {len(done.dropped) - 10} more" if len(done.dropped) > 10 else ""
+        print(f"left out (reward below {args.min_reward:g}): {low}{more}")
+    return 0 if done.written else 1
