@@ -39,13 +39,15 @@ FLOORS: dict[str, int] = {
 #: ``testing/`` as ``airline-gym bench`` and the OpenEnv app of ``integrations/`` as
 #: ``airline-gym serve``; the number check raises the package's ConfigError. Nothing else
 #: crosses (not wrappers <-> agents, not integrations <->
-#: testing, not data <-> llm).
+#: testing, not data <-> llm). The scripted customer plays the intents written for benchmark
+#: tasks (``users`` -> ``taskgen``; taskgen never imports users).
 SAME_FLOOR: frozenset[tuple[str, str]] = frozenset(
     {
         ("", "env"),
         ("cli", "testing"),
         ("cli", "integrations"),  # `serve` runs the OpenEnv app
         ("numbers", "errors"),  # a number refused is a ConfigError
+        ("users", "taskgen"),  # benchmark tasks' intents
     }
 )
 

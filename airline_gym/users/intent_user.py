@@ -18,13 +18,18 @@ benchmark tasks whose request has been written as one). Unlike the keyword custo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from airline_gym.data import data_files
+from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK
+from airline_gym.domain.database import load_pristine
 from airline_gym.domain.intents import Intent, Request
 from airline_gym.domain.prompts import STOP, TRANSFER
 from airline_gym.domain.tasks import GoldAction, Task
 from airline_gym.errors import ConfigError
+from airline_gym.taskgen.benchmark_intents import benchmark_intent
 from airline_gym.users.base import Dialogue
 from airline_gym.users.intent_words import (
     CONFIRM_RE,
@@ -48,7 +53,7 @@ from airline_gym.users.scripted_rules import (
     asking_parts,
 )
 
-__all__ = ["IntentPlayer", "granted_writes", "task_intent"]
+__all__ = ["IntentPlayer", "customer_for", "granted_writes", "task_intent"]
 
 #: The write tools that grant each kind of request.
 _WRITES: dict[str, tuple[str, ...]] = {
@@ -89,7 +94,51 @@ def task_intent(task: Task, benchmark: str | None = None) -> Intent | None:
             return Intent.from_json(data)
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"task {task.id}: bad airline_gym.intent: {exc}") from None
-    return None
+    # written for a benchmark task: it applies only where the task is that task (same user)
+    intent = benchmark_intent(task.id, benchmark or DEFAULT_BENCHMARK)
+    known = str(task.instructions.get("known_info") or "")
+    return intent if intent is not None and intent.user_id in known else None
+
+
+def customer_for(
+    task: Task, benchmark: str | None = None, max_turns: int = 30, data_dir: Any = None
+) -> IntentPlayer | None:
+    """The intent-playing customer of ``task``, or None when it has no intent.
+
+    A generated task's customer can say every reservation id of its requests (unless its intent
+    lists them as unknown); a benchmark task's customer only the ids its scenario names, and
+    words any other reservation by its trip (read from the DB), as the benchmark's customers do.
+    """
+    intent = task_intent(task, benchmark)
+    if intent is None:
+        return None
+    if _carried(task):
+        return IntentPlayer(intent, task.actions, max_turns)
+    text = " ".join(str(v) for v in task.instructions.values() if v)
+    named = frozenset(RESERVATION_ID_RE.findall(text))
+    return IntentPlayer(intent, task.actions, max_turns, named, _trips(data_dir))
+
+
+def _carried(task: Task) -> bool:
+    extra = task.raw.get("airline_gym")
+    return isinstance(extra, Mapping) and extra.get("intent") is not None
+
+
+def _trips(data_dir: Any) -> Callable[[str], str | None]:
+    """``describe(reservation_id)``: the trip as its owner would name it."""
+
+    def describe(reservation_id: str) -> str | None:
+        path = None if data_dir is None else data_files(data_dir).db
+        record = load_pristine(path).reservations.get(reservation_id)
+        if record is None:
+            return None
+        flights = record.get("flights") or []
+        first = f", first flight on {flights[0].get('date')}" if flights else ""
+        origin, destination = record.get("origin"), record.get("destination")
+        route = f"from {origin} to {destination}" if origin != destination else f"from {origin}"
+        return f"{route}{first}"
+
+    return describe
 
 
 def granted_writes(request: Request, actions: Sequence[GoldAction]) -> tuple[GoldAction, ...]:
@@ -131,8 +180,17 @@ class IntentPlayer:
     """One conversation's customer for ``intent``; ``actions`` are the task's gold actions."""
 
     def __init__(
-        self, intent: Intent, actions: Sequence[GoldAction] = (), max_turns: int = 30
+        self,
+        intent: Intent,
+        actions: Sequence[GoldAction] = (),
+        max_turns: int = 30,
+        known_ids: frozenset[str] | None = None,
+        describe: Callable[[str], str | None] | None = None,
     ) -> None:
+        #: The reservation ids the customer can say (None: every id of its requests, unless
+        #: ``reservation_ids`` is unknown); ``describe(id)`` words a trip whose id it cannot say.
+        self.known_ids = known_ids
+        self.describe = describe
         self.intent = intent
         self.max_turns = max_turns
         self.granted = [granted_writes(r, actions) for r in intent.requests]
@@ -152,10 +210,29 @@ class IntentPlayer:
             request = self._current()
             return tuple(p.payment_id for p in request.payment) if request else ()
         value = self.intent.known.get(item, "")
-        return tuple(v.strip() for v in value.split(",") if v.strip())
+        listed = [v.strip() for v in value.split(",") if v.strip()]
+        if item != "reservation_ids":
+            return tuple(listed)
+        current = self._current()
+        mine = current.reservation_id if current else None
+        if self.known_ids is not None:
+            listed = [v for v in listed if v in self.known_ids]
+        if mine and self.knows_id(mine) and mine not in listed:
+            listed.insert(0, mine)
+        return tuple(listed)
 
-    def _knows_ids(self) -> bool:
-        return "reservation_ids" not in self.intent.unknown
+    def knows_id(self, reservation_id: str | None) -> bool:
+        """Whether the customer can say this reservation id (else it describes the trip)."""
+        if not reservation_id or "reservation_ids" in self.intent.unknown:
+            return False
+        return self.known_ids is None or reservation_id in self.known_ids
+
+    def _which(self, request: Request) -> str:
+        rid = request.reservation_id
+        if rid and self.knows_id(rid):
+            return f"my reservation {rid}"
+        trip = self.describe(rid) if rid and self.describe else None
+        return f"my reservation {trip}" if trip else "my upcoming reservation"
 
     def _current(self) -> Request | None:
         requests = self.intent.requests
@@ -167,7 +244,9 @@ class IntentPlayer:
         """The first message: the first request, then the name and user id (when known)."""
         request = self._current()
         parts = [] if self.intent.persona.terse else ["Hi!"]
-        parts.append(say_request(request, self._knows_ids()) if request else "I have a question.")
+        parts.append(
+            say_request(request, self._which(request)) if request else "I have a question."
+        )
         if self.known("name"):
             parts.append(f"My name is {self.intent.name}.")
         if self.known("user_id"):
@@ -175,7 +254,21 @@ class IntentPlayer:
         return self._say(" ".join(parts))
 
     def reply(self, dialogue: Dialogue) -> str:
-        """The next customer message (see the module docstring)."""
+        """The next customer message (see the module docstring).
+
+        A function of the dialogue alone: the customer's progress through its requests is
+        replayed from the dialogue's start at every call, so a repeated or edited call gives
+        the reply that dialogue calls for.
+        """
+        self.state = _Progress()
+        answer = self.opening() if not dialogue else ""
+        for i, message in enumerate(dialogue):
+            ends_turn = i + 1 == len(dialogue) or dialogue[i + 1].get("role") == "user"
+            if message.get("role") == "assistant" and ends_turn:
+                answer = self._reply_to(dialogue[: i + 1])
+        return answer
+
+    def _reply_to(self, dialogue: Dialogue) -> str:
         agent = [str(m.get("content") or "") for m in dialogue if m.get("role") == "assistant"]
         turns = sum(1 for m in dialogue if m.get("role") == "user")
         last = agent[-1] if agent else ""
@@ -215,11 +308,11 @@ class IntentPlayer:
         if DONE_RE.search(text):
             return self._advance("Thank you!")
         if HELP_RE.search(text) and not self.state.confirmed:
-            return say_request(request, self._knows_ids())
+            return say_request(request, self._which(request))
         if MORE_RE.search(text):
             if self.state.confirmed:
                 return self._advance("Thanks.")
-            return f"Yes: {say_request(request, self._knows_ids())}"
+            return f"Yes: {say_request(request, self._which(request))}"
         return None
 
     def _recognised(self, asked: str) -> str | None:
@@ -231,7 +324,9 @@ class IntentPlayer:
 
     def _identity(self, asked: str, text: str) -> list[str]:
         answers = []
-        recognised = None if self._knows_ids() else self._recognised(asked)
+        current = self._current()
+        mine = current.reservation_id if current else None
+        recognised = None if self.knows_id(mine) else self._recognised(asked)
         if recognised:
             answers.append(f"Yes, {recognised} is the one.")
         for item, pattern, known, unknown in IDENTITY_RULES:
@@ -251,7 +346,7 @@ class IntentPlayer:
 
     def _objection(self, text: str, asked: str, request: Request) -> str | None:
         """Why the customer says no to the proposal in ``text`` (None: it is what it wants)."""
-        want = say_request(request, self._knows_ids())
+        want = say_request(request, self._which(request))
         granted = self.granted[self.state.index]
         ids = set(RESERVATION_ID_RE.findall(asked)) - {request.reservation_id}
         if request.reservation_id and ids and request.reservation_id not in text:
@@ -304,7 +399,7 @@ class IntentPlayer:
         if request is None:
             end = "Never mind then, thank you." if declined else "That's everything, thank you."
             return f"{ack} {end} {STOP}"
-        return f"{ack} I also have another request. {say_request(request, self._knows_ids())}"
+        return f"{ack} I also have another request. {say_request(request, self._which(request))}"
 
     def _stall(self, request: Request) -> str:
         self.state.stalls += 1
@@ -312,7 +407,7 @@ class IntentPlayer:
         if self.state.stalls >= limit:
             return _SLOW
         nudge = _NUDGE[(self.state.stalls - 1) % len(_NUDGE)]
-        return self._say(f"{nudge} {say_request(request, self._knows_ids())}")
+        return self._say(f"{nudge} {say_request(request, self._which(request))}")
 
     def _say(self, text: str) -> str:
         """Remember what was said; never the same text as the two turns before."""

@@ -130,15 +130,9 @@ def _pay(parts: Sequence[PaymentPart]) -> str:
     return text + (f" and the rest on {rest[0]}." if rest else ".")
 
 
-def _which(request: Request, known_ids: bool) -> str:
-    if request.reservation_id and known_ids:
-        return f"my reservation {request.reservation_id}"
-    return "my upcoming reservation"
-
-
-def say_request(request: Request, known_ids: bool) -> str:
-    """The request in the customer's words (the reservation by id only if the customer knows it)."""
-    which = _which(request, known_ids)
+def say_request(request: Request, which: str = "my upcoming reservation") -> str:
+    """The request in the customer's words; ``which`` names its reservation as the customer
+    can (``my reservation ABC123``, or a description when the id is not known)."""
     kind = request.kind
     if kind == "book" and request.trip is not None:
         trip = request.trip

@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from airline_gym.domain.prompts import GREETING, STOP, TRANSFER
 from airline_gym.domain.tasks import Task
 from airline_gym.errors import ConfigError
 from airline_gym.users.base import Dialogue, UserSimulator
-from airline_gym.users.intent_user import IntentPlayer, task_intent
+from airline_gym.users.intent_user import IntentPlayer, customer_for
 from airline_gym.users.scripted_rules import (
     DOB_RE,
     EMAIL_RE,
@@ -166,7 +167,8 @@ class ScriptedUser(UserSimulator):
     benchmark task whose request has been written as one) is played by
     :class:`~airline_gym.users.intent_user.IntentPlayer` instead: it refuses what it did not
     ask for, pushes back, accepts refusals and stops when its requests are settled. The rules
-    below are the fallback for tasks with no intent.
+    below are the fallback for tasks with no intent (and for every task with
+    ``intents=False``).
 
     Limits: it matches keywords, it does not understand text. It cannot negotiate, choose
     between options, give a cancellation reason, or follow the scenario's conditional
@@ -178,12 +180,21 @@ class ScriptedUser(UserSimulator):
     offline = True
     blocking = False
 
-    def __init__(self, max_turns: int = 30, benchmark: str | None = None) -> None:
+    def __init__(
+        self,
+        max_turns: int = 30,
+        benchmark: str | None = None,
+        data_dir: Any = None,
+        intents: bool = True,
+    ) -> None:
         if max_turns < 1:
             raise ConfigError("max_turns must be at least 1")
         self.max_turns = max_turns
         #: Whose benchmark intents apply to task ids (None: the default benchmark's).
         self.intents_of = benchmark
+        self.data_dir = data_dir
+        #: Whether a task's intent is played (False: the keyword rules on every task).
+        self.intents = intents
         self.task: Task | None = None
         self.profile: Profile | None = None
         self.player: IntentPlayer | None = None
@@ -192,8 +203,11 @@ class ScriptedUser(UserSimulator):
         """Read the customer's profile and intent from ``task`` (``seed`` is unused)."""
         self.task = task
         self.profile = Profile.from_task(task)
-        intent = task_intent(task, self.intents_of)
-        self.player = None if intent is None else IntentPlayer(intent, task.actions, self.max_turns)
+        self.player = (
+            customer_for(task, self.intents_of, self.max_turns, self.data_dir)
+            if self.intents
+            else None
+        )
 
     def opening(self) -> str:
         """The first message: the request, then who the customer is."""

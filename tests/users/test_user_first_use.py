@@ -10,7 +10,7 @@ from airline_gym.users import make_user
 
 
 def test_scripted_customer_answers_an_agent_that_opens_with_the_greeting() -> None:
-    env = AirlineEnv(task=17, user="scripted")
+    env = AirlineEnv(task=17, user="scripted", user_kwargs={"intents": False})
     obs, _ = env.reset(seed=0)
     opening = obs[0]["content"]
     obs, _, terminated, truncated, info = env.step({"role": "assistant", "content": GREETING})
