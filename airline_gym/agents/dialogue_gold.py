@@ -19,6 +19,7 @@ from typing import Any
 
 from airline_gym.agents.base import Action, text_message, tool_call_message
 from airline_gym.agents.scripted import ScriptedAgent
+from airline_gym.domain.benchmarks import BENCHMARKS
 from airline_gym.domain.intents import Intent, Request
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, GoldAction, Task, TaskSet, load_task_set
 from airline_gym.domain.tools import WRITE_TOOLS
@@ -134,9 +135,9 @@ class _Plan:
             self.call(index, last_of_request=not writes or index == final)
         self.next = max(self.next, last + 1)
 
-    def request(self, request: Request) -> None:
+    def request(self, request: Request, writes: tuple[GoldAction, ...]) -> None:
         pending = self.actions[self.next :]
-        writes = granted_writes(request, pending)
+        writes = tuple(w for w in writes if w in pending)
         if writes:
             last = max(i for i, a in enumerate(self.actions) if a in writes and i >= self.next)
             self.upto(last, writes)
@@ -152,8 +153,10 @@ class _Plan:
             self.turns += [text_message(refusal)] + [text_message(_AGAIN)] * request.insist
 
     def build(self) -> list[Action]:
-        for request in self.intent.requests if self.intent else ():
-            self.request(request)
+        if self.intent is not None:
+            grants = granted_writes(self.intent.requests, self.actions)
+            for request, writes in zip(self.intent.requests, grants, strict=True):
+                self.request(request, writes)
         self.upto(len(self.actions) - 1)
         if self.say:
             facts = "To be clear, here are the figures: " + ", ".join(self.say) + "."
@@ -196,7 +199,8 @@ class DialogueGoldAgent(ScriptedAgent):
     ) -> None:
         super().__init__([])
         self.tasks = tasks if isinstance(tasks, TaskSet) else load_task_set(tasks, data_dir)
-        self.benchmark = benchmark
+        #: Whose benchmark intents apply (default: the task set's own when it is a benchmark).
+        self.benchmark = benchmark or (self.tasks.name if self.tasks.name in BENCHMARKS else None)
 
     def reset(self, info: dict[str, Any]) -> None:
         """Plan the episode of ``info["task_id"]``."""

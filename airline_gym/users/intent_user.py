@@ -141,27 +141,46 @@ def _trips(data_dir: Any) -> Callable[[str], str | None]:
     return describe
 
 
-def granted_writes(request: Request, actions: Sequence[GoldAction]) -> tuple[GoldAction, ...]:
-    """The gold writes that carry out ``request`` (none when the policy refuses it)."""
-    names = _WRITES.get(request.kind, ())
-    out = []
-    for action in actions:
-        args = action.arguments
-        if action.name not in names:
-            continue
-        if request.kind == "book":
-            trip = request.trip
-            if trip is not None and (args.get("origin"), args.get("destination")) != (
-                trip.origin,
-                trip.destination,
-            ):
-                continue
-        elif request.kind != "compensation" and (
-            args.get("reservation_id") != request.reservation_id
+def _grants(request: Request, action: GoldAction) -> bool:
+    """Whether the write ``action`` could carry out ``request``."""
+    args = action.arguments
+    if action.name not in _WRITES.get(request.kind, ()):
+        return False
+    if request.kind == "book":
+        trip = request.trip
+        if trip is not None and (args.get("origin"), args.get("destination")) != (
+            trip.origin,
+            trip.destination,
         ):
-            continue
-        out.append(action)
-    return tuple(out)
+            return False
+        # several bookings on one route: told apart by their travellers and payment
+        people = [(p.get("first_name"), p.get("last_name")) for p in args.get("passengers") or []]
+        if request.passengers and people != [
+            (p.first_name, p.last_name) for p in request.passengers
+        ]:
+            return False
+        paid = {m.get("payment_id") for m in args.get("payment_methods") or []}
+        return not request.payment or paid <= {p.payment_id for p in request.payment}
+    if request.kind == "compensation":
+        return True
+    if args.get("reservation_id") != request.reservation_id:
+        return False
+    # a cabin change and a flight change both write update_reservation_flights
+    return request.cabin is None or args.get("cabin") == request.cabin
+
+
+def granted_writes(
+    requests: Sequence[Request], actions: Sequence[GoldAction]
+) -> list[tuple[GoldAction, ...]]:
+    """The gold writes that carry out each request (none when the policy refuses it); a write
+    goes to the first request, in order, that it could carry out."""
+    taken: set[int] = set()
+    out = []
+    for request in requests:
+        mine = [i for i, a in enumerate(actions) if i not in taken and _grants(request, a)]
+        taken.update(mine)
+        out.append(tuple(actions[i] for i in mine))
+    return out
 
 
 @dataclass
@@ -193,7 +212,7 @@ class IntentPlayer:
         self.describe = describe
         self.intent = intent
         self.max_turns = max_turns
-        self.granted = [granted_writes(r, actions) for r in intent.requests]
+        self.granted = granted_writes(intent.requests, actions)
         self.state = _Progress()
 
     # -- what the customer knows ----------------------------------------------------------------
