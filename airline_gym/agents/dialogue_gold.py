@@ -141,7 +141,12 @@ class _Plan:
         if writes:
             last = max(i for i, a in enumerate(self.actions) if a in writes and i >= self.next)
             self.upto(last, writes)
-        elif request.kind == "info":
+            return
+        # the lookups a refusal or an answer rests on come first (up to the next write)
+        while self.next < len(self.actions) and self.actions[self.next].name not in WRITE_TOOLS:
+            self.call(self.next, last_of_request=False)
+            self.next += 1
+        if request.kind == "info":
             value = self.say.pop(0) if self.say else ""
             self.turns.append(text_message(f"The figure you asked about is {value}."))
         elif any(a.name == TRANSFER_TOOL for a in pending):
