@@ -320,7 +320,7 @@ class IntentPlayer:
                 return objection
             self.state.confirmed = True
             self.state.yeses += 1
-            return " ".join([*identity, _YES[self.state.yeses % len(_YES)]])
+            return " ".join([*identity, _YES[(self.state.yeses - 1) % len(_YES)]])
         details = detail_answers(asked, request) if asked else []
         if identity or details:
             return " ".join([*identity, *details])
