@@ -23,7 +23,7 @@ from airline_gym.domain.benchmarks import BENCHMARKS
 from airline_gym.domain.intents import Intent, Request
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, GoldAction, Task, TaskSet, load_task_set
 from airline_gym.domain.tools import WRITE_TOOLS
-from airline_gym.users.intent_user import granted_writes, task_intent
+from airline_gym.users.intent_source import granted_writes, task_intent
 
 __all__ = ["HANDOFF", "DialogueGoldAgent", "dialogue_plan"]
 

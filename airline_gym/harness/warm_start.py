@@ -25,7 +25,7 @@ from airline_gym.errors import ConfigError
 from airline_gym.harness.evaluate import EvalConfig, select_task_ids
 from airline_gym.harness.export import write_jsonl
 from airline_gym.harness.runner import run_episodes
-from airline_gym.users.intent_user import task_intent
+from airline_gym.users.intent_source import task_intent
 
 __all__ = ["WARM_START_AGENTS", "WarmStart", "warm_start"]
 

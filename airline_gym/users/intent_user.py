@@ -18,19 +18,17 @@ benchmark tasks whose request has been written as one). Unlike the keyword custo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from airline_gym.data import data_files
-from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK
 from airline_gym.domain.database import load_pristine
 from airline_gym.domain.intents import Intent, Request
 from airline_gym.domain.prompts import STOP, TRANSFER
 from airline_gym.domain.tasks import GoldAction, Task
-from airline_gym.errors import ConfigError
-from airline_gym.taskgen.benchmark_intents import benchmark_intent
 from airline_gym.users.base import Dialogue
+from airline_gym.users.intent_source import carries_intent, granted_writes, task_intent
 from airline_gym.users.intent_words import (
     CONFIRM_RE,
     DONE_RE,
@@ -53,18 +51,8 @@ from airline_gym.users.scripted_rules import (
     asking_parts,
 )
 
-__all__ = ["IntentPlayer", "customer_for", "granted_writes", "task_intent"]
+__all__ = ["IntentPlayer", "customer_for"]
 
-#: The write tools that grant each kind of request.
-_WRITES: dict[str, tuple[str, ...]] = {
-    "book": ("book_reservation",),
-    "cancel": ("cancel_reservation",),
-    "change_flights": ("update_reservation_flights",),
-    "change_cabin": ("update_reservation_flights",),
-    "add_bags": ("update_reservation_baggages",),
-    "edit_passenger": ("update_reservation_passengers",),
-    "compensation": ("send_certificate",),
-}
 #: Other kinds' words a proposal for a request of this kind may contain without being another
 #: change (a booking has bags and a cabin; a flight change may book new flights, ...).
 _COMPATIBLE: dict[str, frozenset[str]] = {
@@ -84,22 +72,6 @@ _SLOW = "I don't think we're getting anywhere. Never mind, goodbye. " + STOP
 _DONE = "Thank you, that's everything I needed. " + STOP
 
 
-def task_intent(task: Task, benchmark: str | None = None) -> Intent | None:
-    """The intent ``task`` carries (``task["airline_gym"]["intent"]``), else the one written for
-    the benchmark task of that id when its user is the task's, else None."""
-    extra = task.raw.get("airline_gym")
-    data = extra.get("intent") if isinstance(extra, Mapping) else None
-    if data is not None:
-        try:
-            return Intent.from_json(data)
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"task {task.id}: bad airline_gym.intent: {exc}") from None
-    # written for a benchmark task: it applies only where the task is that task (same user)
-    intent = benchmark_intent(task.id, benchmark or DEFAULT_BENCHMARK)
-    known = str(task.instructions.get("known_info") or "")
-    return intent if intent is not None and intent.user_id in known else None
-
-
 def customer_for(
     task: Task, benchmark: str | None = None, max_turns: int = 30, data_dir: Any = None
 ) -> IntentPlayer | None:
@@ -112,16 +84,11 @@ def customer_for(
     intent = task_intent(task, benchmark)
     if intent is None:
         return None
-    if _carried(task):
+    if carries_intent(task):
         return IntentPlayer(intent, task.actions, max_turns)
     text = " ".join(str(v) for v in task.instructions.values() if v)
     named = frozenset(RESERVATION_ID_RE.findall(text))
     return IntentPlayer(intent, task.actions, max_turns, named, _trips(data_dir))
-
-
-def _carried(task: Task) -> bool:
-    extra = task.raw.get("airline_gym")
-    return isinstance(extra, Mapping) and extra.get("intent") is not None
 
 
 def _trips(data_dir: Any) -> Callable[[str], str | None]:
@@ -139,48 +106,6 @@ def _trips(data_dir: Any) -> Callable[[str], str | None]:
         return f"{route}{first}"
 
     return describe
-
-
-def _grants(request: Request, action: GoldAction) -> bool:
-    """Whether the write ``action`` could carry out ``request``."""
-    args = action.arguments
-    if action.name not in _WRITES.get(request.kind, ()):
-        return False
-    if request.kind == "book":
-        trip = request.trip
-        if trip is not None and (args.get("origin"), args.get("destination")) != (
-            trip.origin,
-            trip.destination,
-        ):
-            return False
-        # several bookings on one route: told apart by their travellers and payment
-        people = [(p.get("first_name"), p.get("last_name")) for p in args.get("passengers") or []]
-        if request.passengers and people != [
-            (p.first_name, p.last_name) for p in request.passengers
-        ]:
-            return False
-        paid = {m.get("payment_id") for m in args.get("payment_methods") or []}
-        return not request.payment or paid <= {p.payment_id for p in request.payment}
-    if request.kind == "compensation":
-        return True
-    if args.get("reservation_id") != request.reservation_id:
-        return False
-    # a cabin change and a flight change both write update_reservation_flights
-    return request.cabin is None or args.get("cabin") == request.cabin
-
-
-def granted_writes(
-    requests: Sequence[Request], actions: Sequence[GoldAction]
-) -> list[tuple[GoldAction, ...]]:
-    """The gold writes that carry out each request (none when the policy refuses it); a write
-    goes to the first request, in order, that it could carry out."""
-    taken: set[int] = set()
-    out = []
-    for request in requests:
-        mine = [i for i, a in enumerate(actions) if i not in taken and _grants(request, a)]
-        taken.update(mine)
-        out.append(tuple(actions[i] for i in mine))
-    return out
 
 
 @dataclass
