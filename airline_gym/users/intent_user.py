@@ -88,14 +88,17 @@ def customer_for(
         return IntentPlayer(intent, task.actions, max_turns)
     text = " ".join(str(v) for v in task.instructions.values() if v)
     named = frozenset(RESERVATION_ID_RE.findall(text))
-    return IntentPlayer(intent, task.actions, max_turns, named, _trips(data_dir))
+    return IntentPlayer(intent, task.actions, max_turns, named, _Trips(data_dir))
 
 
-def _trips(data_dir: Any) -> Callable[[str], str | None]:
-    """``describe(reservation_id)``: the trip as its owner would name it."""
+@dataclass(frozen=True)
+class _Trips:
+    """``describe(reservation_id)``: the trip as its owner would name it (read from the DB)."""
 
-    def describe(reservation_id: str) -> str | None:
-        path = None if data_dir is None else data_files(data_dir).db
+    data_dir: Any = None
+
+    def __call__(self, reservation_id: str) -> str | None:
+        path = None if self.data_dir is None else data_files(self.data_dir).db
         record = load_pristine(path).reservations.get(reservation_id)
         if record is None:
             return None
@@ -104,8 +107,6 @@ def _trips(data_dir: Any) -> Callable[[str], str | None]:
         origin, destination = record.get("origin"), record.get("destination")
         route = f"from {origin} to {destination}" if origin != destination else f"from {origin}"
         return f"{route}{first}"
-
-    return describe
 
 
 @dataclass

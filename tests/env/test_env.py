@@ -62,7 +62,8 @@ def test_gold_agent_scores_1_on_every_task(task_set, tau3_tasks):
             task.id,
             info.get("reward_info"),
         )
-        assert info["termination_reason"] == "agent_stop"
+        # a customer playing an intent hangs up once its question is answered
+        assert info["termination_reason"] in ("agent_stop", "user_stop")
 
 
 def airline_gym_tau3_path():
@@ -120,7 +121,8 @@ def test_done_ends_with_agent_stop_and_stepping_again_repeats_nothing():
 
 
 def test_user_stop_terminates_and_grades():
-    env = gym.make("AirlineScripted-v0", task=1)  # a no-write task
+    # a no-write task; the keyword customer (the intent customer would restate its request)
+    env = gym.make("AirlineScripted-v0", task=1, user_kwargs={"intents": False})
     env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(
         "Your request is handled. Is there anything else I can help you with?"

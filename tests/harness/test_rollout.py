@@ -22,7 +22,9 @@ def test_gold_agent_over_every_task_concurrently_scores_1(tau2_tasks):
         lambda: AirlineEnv(user="scripted"), lambda: GoldAgent(tau2_tasks), jobs, 16
     )
     assert [r.task_id for r in results] == [t.id for t in tau2_tasks]
-    assert all(r.reward == 1.0 and r.termination_reason == "agent_stop" for r in results)
+    # a customer playing an intent hangs up once its question is answered
+    assert all(r.reward == 1.0 for r in results)
+    assert {r.termination_reason for r in results} <= {"agent_stop", "user_stop"}
 
 
 def test_async_and_sync_give_the_same_transcripts(tau2_tasks):
@@ -156,8 +158,8 @@ def test_an_agent_failure_ends_the_episode_as_agent_error(tau2_tasks):
 
 
 def test_abort_after_the_end_changes_nothing():
-    env = gym.make("AirlineScripted-v0", task=1)
+    env = gym.make("AirlineScripted-v0", task=1, user_kwargs={"intents": False})
     env.reset(seed=0)
-    env.step(text_message("Goodbye. Anything else?"))  # the scripted customer stops
+    env.step(text_message("Goodbye. Anything else?"))  # the keyword customer stops
     obs, reward, terminated, truncated, info = env.unwrapped.abort("too late")
     assert info["termination_reason"] == "user_stop" and "error" not in info

@@ -68,13 +68,11 @@ def test_grpo_step_rows_and_advantages(example, tmp_path, capsys):
     expected = [0.5 / (std + GRPO_EPS), -0.5 / (std + GRPO_EPS)] * 2 + [0.0] * 4
     assert [r["advantage"] for r in rows] == pytest.approx(expected)
     solved = rows[0]
-    assert solved["termination_reason"] == "agent_stop" and solved["num_errors"] == 0
+    # the scripted customer (playing task 3's intent) hangs up once told the number
+    assert solved["termination_reason"] == "user_stop" and solved["num_errors"] == 0
     assert solved["messages"][0]["role"] == "system"
-    assert any("4 suitcases" in (m["content"] or "") for m in solved["messages"])
-    assert solved["messages"][-2]["tool_calls"][0]["function"] == {
-        "name": "done",
-        "arguments": "{}",
-    }
+    assert "4 suitcases" in solved["messages"][-2]["content"]
+    assert "###STOP###" in solved["messages"][-1]["content"]
     assert [t["function"]["name"] for t in solved["tools"]][-1] == "done"
     printed = capsys.readouterr().out
     assert "task   3: rewards 1 0 1 0 | mean 0.50" in printed
