@@ -10,12 +10,15 @@ import numpy as np
 
 from airline_gym.agents.base import DONE, Action, text_message, tool_call_message
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, TaskSet, load_task_set
+from airline_gym.domain.tools import WRITE_TOOLS
 from airline_gym.env.actions import DONE_TOOL
 from airline_gym.env.spaces import AssistantMessageSpace
 
 #: What a scripted agent says when its script is over and it cannot call ``done``
 #: (``leaderboard`` protocol): the conversation then runs on to the customer's stop or a limit.
 CLOSING = text_message("Is there anything else I can help you with?")
+#: What :class:`LookupAgent` says after its lookups.
+REFUSAL = "I'm sorry, but our policy does not allow me to make that change."
 
 
 def _offers_done(info: dict[str, Any]) -> bool:
@@ -63,6 +66,25 @@ class GoldAgent(ScriptedAgent):
             actions.append(text_message("To confirm: " + ", ".join(task.communicate_info) + "."))
         self.actions = actions
         super().reset(info)
+
+
+class LookupAgent(GoldAgent):
+    """Makes the gold's lookups (and its transfer, if any), says what must be said, refuses
+    the rest and stops: a correct agent on a task whose gold leaves the DB unchanged, and what
+    a generated strict task's grading must reward there."""
+
+    def reset(self, info: dict[str, Any]) -> None:
+        """Load the gold actions of ``info["task_id"]`` that change nothing."""
+        task = self.tasks[info["task_id"]]
+        actions: list[Any] = [
+            tool_call_message(a.name, a.arguments, f"lookup_{i}")
+            for i, a in enumerate(task.actions)
+            if a.name not in WRITE_TOOLS
+        ]
+        said = ", ".join(task.communicate_info)
+        actions.append(text_message((f"To confirm: {said}. " if said else "") + REFUSAL))
+        self.actions = actions
+        ScriptedAgent.reset(self, info)
 
 
 class NoOpAgent(ScriptedAgent):

@@ -11,6 +11,13 @@ code 1 if the gold agent fails a task (the task set or the env is broken).
   airline-gym audit --json
   airline-gym audit --reward-basis DB,COMMUNICATE --reward-basis DB,COMMUNICATE,ACTION
 
+On generated tasks (airline-gym generate --tasks FILE) a fourth agent, lookup, makes the gold's
+lookups and then refuses (a correct agent where the gold changes nothing); the summary gives
+each agent's pass rate on the tasks that change the DB and on those that do not, under each
+task's own reward basis.
+
+  airline-gym audit --tasks generated.json
+
 With --reward-basis (repeatable), each agent's episodes are graded on every basis given and
 the counts are shown per basis; NL_ASSERTION asks an LLM judge (--judge-model,
 --judge-api-base). The gold agent is checked (exit 1) under the tasks' own basis only.
@@ -35,6 +42,19 @@ from airline_gym.domain.tasks import load_task_set
 from airline_gym.harness.results import is_success
 
 AUDITED = ("noop", "transfer", "gold")
+#: On generated tasks: the agent that looks up and refuses, too.
+AUDITED_GENERATED = ("noop", "transfer", "lookup", "gold")
+
+
+def _generated(task_set: Any) -> bool:
+    return any(isinstance(t.raw.get("airline_gym"), dict) for t in task_set)
+
+
+def _agent(name: str, task_set: Any, seed: int) -> Any:
+    from airline_gym.agents import builtin_agent
+    from airline_gym.agents.scripted import LookupAgent
+
+    return LookupAgent(task_set) if name == "lookup" else builtin_agent(name, task_set, seed)
 
 
 def audit(
@@ -61,7 +81,6 @@ def audit_bases(
     Each agent plays each task once; its episode is graded on every basis (the judge, needed
     for NL_ASSERTION, is asked once per episode and basis).
     """
-    from airline_gym.agents import builtin_agent
     from airline_gym.domain.grading import grading
     from airline_gym.domain.nl_assertions import judged
     from airline_gym.env.airline_env import AirlineEnv
@@ -71,12 +90,13 @@ def audit_bases(
     ids = [t.id for t in task_set.split(split)]
     env = AirlineEnv(tasks=tasks, user="scripted", benchmark=benchmark)
     keys: list[tuple[str, ...] | None] = [None, *(bases or [])]
+    agents = AUDITED_GENERATED if _generated(task_set) else AUDITED
     passed: dict[tuple[str, ...] | None, dict[str, list[str]]] = {
-        key: {name: [] for name in AUDITED} for key in keys
+        key: {name: [] for name in agents} for key in keys
     }
-    for name in AUDITED:
+    for name in agents:
         for task_id in ids:
-            result = run_episode(env, builtin_agent(name, task_set, seed), task_id, seed=seed)
+            result = run_episode(env, _agent(name, task_set, seed), task_id, seed=seed)
             if is_success(result.reward_info.get("reward")):
                 passed[None][name].append(task_id)
             episode = env.episode
@@ -118,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"airline-gym audit: the NL judge failed: {exc}", file=sys.stderr)
         return 1
     passed = by_basis[None]
-    gold_failed = [t for t in ids if t not in passed["gold"]]
+    agents = tuple(passed)
     if args.json:
         record: dict[str, Any] = {
             "benchmark": args.benchmark,
@@ -142,19 +162,47 @@ def run(args: argparse.Namespace) -> int:
         rows = [
             (
                 "own (leaderboard)" if basis is None else ",".join(basis),
-                *(f"{len(by_basis[basis][name])}/{len(ids)}" for name in AUDITED),
+                *(f"{len(by_basis[basis][name])}/{len(ids)}" for name in agents),
             )
             for basis in by_basis
         ]
-        print(format_table(("reward basis", *AUDITED), rows))
+        print(format_table(("reward basis", *agents), rows))
     else:
-        rows = [(t, *("pass" if t in passed[name] else "-" for name in AUDITED)) for t in ids]
-        print(format_table(("task", *AUDITED), rows))
+        if agents == AUDITED_GENERATED:
+            print(format_table(*summary_table(task_set, ids, passed)))
+            return _gold_verdict(ids, passed)
+        rows = [(t, *("pass" if t in passed[name] else "-" for name in agents)) for t in ids]
+        print(format_table(("task", *agents), rows))
         print()
-        for name in AUDITED:
+        for name in agents:
             shown = ", ".join(passed[name]) if name != "gold" else ""
             line = f"{name} passes {len(passed[name])}/{len(ids)}"
             print(f"{line}: {shown}" if shown else line)
+    return _gold_verdict(ids, passed)
+
+
+def summary_table(
+    task_set: Any, ids: list[str], passed: dict[str, list[str]]
+) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+    """Generated tasks: each agent's passes by grading and by whether the gold changes the DB."""
+    groups: dict[str, list[str]] = {}
+    for task_id in ids:
+        meta = task_set[task_id].raw.get("airline_gym") or {}
+        db = "changes DB" if meta.get("changes_db") else "DB unchanged"
+        groups.setdefault(f"{meta.get('grading', '-')}, {db}", []).append(task_id)
+        groups.setdefault(f"{meta.get('grading', '-')}, all", []).append(task_id)
+    rows = []
+    for group, members in sorted(groups.items()):
+        cells = []
+        for name in passed:
+            got = len(set(members) & set(passed[name]))
+            cells.append(f"{got}/{len(members)} ({100 * got / len(members):.0f}%)")
+        rows.append((group, *cells))
+    return ("tasks", *passed), rows
+
+
+def _gold_verdict(ids: list[str], passed: dict[str, list[str]]) -> int:
+    gold_failed = [t for t in ids if t not in passed["gold"]]
     if gold_failed:
         print(
             f"airline-gym audit: the gold agent fails {len(gold_failed)} task(s): "

@@ -30,6 +30,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "airline_gym.cli.eval",
         "Evaluate an agent on the airline tasks and write a tau2-bench results file.",
     ),
+    "generate": (
+        "airline_gym.cli.generate",
+        "Generate training tasks that are not the test set: a tasks.json in tau2's format.",
+    ),
     "tasks": (
         "airline_gym.cli.tasks",
         "List the tasks of a task set, with filters: what each tests, its gold actions, what to "

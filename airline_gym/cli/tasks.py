@@ -8,6 +8,11 @@ Columns: id, split, gold actions, writes (actions that change the database), com
   airline-gym tasks --purpose flight --communicate
   airline-gym tasks --writes 0 --json
   airline-gym tasks --benchmark tau3
+  airline-gym tasks --tasks generated.json --kind cancel --distribution
+
+Generated tasks (airline-gym generate) also show their kinds and outcomes; --kind keeps those
+with a request of that kind (or bin, e.g. cancel/refused) and --distribution prints how many
+tasks there are by kind, outcome, tier, cabin, passengers and payment methods.
 """
 
 from __future__ import annotations
@@ -37,6 +42,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--communicate", action="store_true", help="only tasks with strings the agent must say"
     )
     parser.add_argument("--json", action="store_true", help="one JSON list of task records")
+    parser.add_argument(
+        "--kind",
+        action="append",
+        metavar="KIND",
+        help="generated tasks with a request of this kind or bin (repeatable: any of them)",
+    )
+    parser.add_argument(
+        "--distribution",
+        action="store_true",
+        help="print the chosen tasks' distribution by kind, outcome, tier, cabin, passengers "
+        "and payment methods",
+    )
+
+
+def generated_meta(task: Task) -> dict[str, Any]:
+    """The ``"airline_gym"`` key of a generated task's record ({} for other tasks)."""
+    meta = task.raw.get("airline_gym")
+    return meta if isinstance(meta, dict) else {}
 
 
 def splits_of(task_set: TaskSet, task_id: str) -> list[str]:
@@ -54,6 +77,7 @@ def task_record(task_set: TaskSet, task: Task) -> dict[str, Any]:
         "writes": write_count(task.actions),
         "communicate_info": list(task.communicate_info),
         "reward_basis": list(task.reward_basis),
+        **({"kinds": meta["kinds"]} if "kinds" in (meta := generated_meta(task)) else {}),
     }
 
 
@@ -74,6 +98,11 @@ def select(task_set: TaskSet, args: argparse.Namespace) -> list[Task]:
             continue
         if args.communicate and not task.communicate_info:
             continue
+        if args.kind:
+            meta = generated_meta(task)
+            tags = set(meta.get("kinds") or []) | set(meta.get("bins") or [])
+            if not tags & set(args.kind):
+                continue
         chosen.append(task)
     return chosen
 
@@ -87,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym tasks``."""
     task_set = load_task_set(benchmark_tasks(args.tasks, args.benchmark))
     chosen = select(task_set, args)
+    if args.distribution:
+        return _print_distribution(chosen, args.json)
     if args.json:
         print(json.dumps([task_record(task_set, t) for t in chosen]))
         return 0
@@ -104,4 +135,20 @@ def run(args: argparse.Namespace) -> int:
     headers = ("id", "split", "actions", "writes", "communicate", "purpose")
     print(format_table(headers, rows))
     print(f"\n{len(chosen)} of {len(task_set)} tasks ({task_set.name})")
+    return 0
+
+
+def _print_distribution(chosen: list[Task], as_json: bool) -> int:
+    from airline_gym.taskgen.stats import distribution
+
+    counts = distribution(t.raw for t in chosen)
+    if as_json:
+        print(json.dumps({dim: dict(sorted(c.items())) for dim, c in counts.items()}))
+        return 0
+    total = len(chosen) or 1
+    for dim, counter in counts.items():
+        rows = [(value, n, f"{100 * n / total:.1f}%") for value, n in sorted(counter.items())]
+        print(format_table((dim, "tasks", "share"), rows))
+        print()
+    print(f"{len(chosen)} tasks")
     return 0

@@ -1,0 +1,96 @@
+"""Generate training tasks that are not the test set: a tasks.json in tau2's format.
+
+Intents are sampled from the DB (every kind of request in the 50 tasks, alone and in
+combinations of 2-3), the policy solver decides each, and the tasks keep the wanted mix of kinds
+and outcomes. Same seed and data: a byte-identical file. Users and reservations any tau2 or tau3
+task names are left out unless --allow-benchmark-entities.
+
+Grading: 'strict' (default) puts the lookups a refusal depends on in the gold and ACTION in the
+task's reward basis, so doing nothing scores 0; 'benchmark' grades as the 50 tasks do
+(DB x COMMUNICATE, writes only).
+
+  airline-gym generate --n 500 --seed 1 --out tasks.json
+  airline-gym generate --n 200 --seed 2 --kinds cancel,change_flights --out cancel.json
+  airline-gym generate --n 100 --seed 3 --grading benchmark --out bench-graded.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from airline_gym.errors import ConfigError
+
+MAX_TASKS = 1_000_000
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """CLI options of ``airline-gym generate``."""
+    parser.add_argument("--n", type=int, required=True, help="how many tasks")
+    parser.add_argument("--seed", type=int, default=0, help="the random seed (default 0)")
+    parser.add_argument(
+        "--kinds",
+        metavar="K,K",
+        help="only these request kinds or bins (e.g. cancel,book or cancel/refused); "
+        "combinations whose requests are all listed are kept",
+    )
+    parser.add_argument(
+        "--grading",
+        choices=("strict", "benchmark"),
+        default="strict",
+        help="strict (default): doing nothing scores 0; benchmark: graded as the 50 tasks",
+    )
+    parser.add_argument(
+        "--allow-benchmark-entities",
+        action="store_true",
+        help="also use users and reservations that tau2/tau3 tasks name",
+    )
+    parser.add_argument("--out", required=True, metavar="FILE", help="where to write tasks.json")
+
+
+def write_tasks(records: list[dict[str, Any]], out: str | os.PathLike[str]) -> None:
+    """Write ``records`` as tasks.json (two-space indent, a final newline), atomically."""
+    path = Path(out)
+    if path.is_dir():
+        raise ConfigError(f"--out {path} is a directory")
+    if not path.parent.is_dir():
+        raise ConfigError(f"--out {path}: no such directory {path.parent}")
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(records, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``airline-gym generate``."""
+    from airline_gym.taskgen.generate import generate
+
+    if not 1 <= args.n <= MAX_TASKS:
+        raise ConfigError(f"--n must be between 1 and {MAX_TASKS}, not {args.n}")
+    kinds = None if args.kinds is None else args.kinds.split(",")
+    try:
+        made = generate(
+            args.n,
+            args.seed,
+            kinds=kinds,
+            grading=args.grading,
+            allow_benchmark_entities=args.allow_benchmark_entities,
+        )
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    write_tasks(made.records, args.out)
+    changing = sum(r["airline_gym"]["changes_db"] for r in made.records)
+    print(
+        f"wrote {len(made.records)} tasks to {args.out} (grading {args.grading}; "
+        f"{len(made.records) - changing} leave the DB unchanged)"
+    )
+    print(
+        f"available: {made.users_available} users, {made.reservations_available} reservations "
+        f"({made.users_excluded} users and {made.reservations_excluded} reservations left out"
+        + (")" if args.allow_benchmark_entities else " as named by tau2/tau3 tasks)"),
+        file=sys.stderr,
+    )
+    return 0

@@ -1,0 +1,272 @@
+"""Generate training tasks: sample intents from the DB, decide them with the policy solver,
+keep those whose outcomes fill the wanted mix, and assemble tau2 task records.
+
+Deterministic: the same seed, options and data give the same records (``random.Random`` seeded,
+pools in sorted order). Leak-free by default: users and reservations a tau2 or tau3 task names
+are left out of the pools.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from airline_gym.domain.database import PristineDB
+from airline_gym.domain.decisions import Solution
+from airline_gym.domain.intents import Intent, Request
+from airline_gym.taskgen.assemble import GRADINGS, assemble, changes_db, sequence_key
+from airline_gym.taskgen.pools import Pools, build_pools
+from airline_gym.taskgen.proposals import BINS, Bin
+from airline_gym.taskgen.stats import payment_sources
+
+__all__ = ["COMBOS", "Generated", "Template", "generate", "templates"]
+
+Solve = Callable[[Any, Intent], Solution]
+Write = Callable[[Intent, Solution], Any]
+
+_BY_NAME = {b.name: b for b in BINS}
+#: Combinations of 2-3 requests of one customer: (bins, on one reservation, weight).
+COMBOS: tuple[tuple[tuple[str, ...], bool, float], ...] = (
+    (("change_flights", "add_bags"), True, 3),
+    (("change_cabin", "add_bags"), True, 2),
+    (("change_cabin", "edit_passenger", "add_bags"), True, 2),
+    (("edit_passenger", "add_bags"), True, 1),
+    (("change_flights", "compensation/delayed"), True, 1),
+    (("cancel/airline", "compensation/cancelled"), True, 2),
+    (("add_insurance", "change_count"), True, 1),
+    (("cancel/24h", "book"), False, 2),
+    (("cancel/business", "book"), False, 1),
+    (("cancel/refused", "change_cabin"), False, 2),
+    (("cancel/insured", "change_flights"), False, 2),
+    (("cancel/refused", "compensation/refused"), False, 1),
+    (("change_flights/basic", "info"), False, 1),
+    (("cancel/flown", "cancel/24h"), False, 1),
+    (("book", "info"), False, 1),
+)
+_TRIES = 40  # proposals per task before another template is drawn
+_GIVE_UP = 400  # a template failing this many times in a row leaves the mix
+
+
+@dataclass(frozen=True)
+class Template:
+    """One entry of the mix: a single bin, or a combination of bins for one customer."""
+
+    bins: tuple[Bin, ...]
+    same_reservation: bool
+    weight: float
+
+    @property
+    def name(self) -> str:
+        """The bins' names joined with ``+``."""
+        return "+".join(b.name for b in self.bins)
+
+
+@dataclass
+class Generated:
+    """The generated records and what generating them met."""
+
+    records: list[dict[str, Any]]
+    users_available: int
+    reservations_available: int
+    users_excluded: int
+    reservations_excluded: int
+    proposals: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+
+
+def templates(kinds: Iterable[str] | None = None) -> list[Template]:
+    """The mix: every bin and combination whose bins all match ``kinds`` (a request kind such
+    as ``cancel`` or a bin such as ``cancel/refused``; None: all)."""
+    wanted = None if kinds is None else {k.strip() for k in kinds if k.strip()}
+    if wanted is not None:
+        known = {b.kind for b in BINS} | set(_BY_NAME)
+        unknown = sorted(wanted - known)
+        if unknown:
+            raise ValueError(f"unknown kind {unknown[0]!r} (kinds: {', '.join(sorted(known))})")
+
+    def fits(b: Bin) -> bool:
+        return wanted is None or b.kind in wanted or b.name in wanted
+
+    out = [Template((b,), False, b.weight) for b in BINS if b.weight > 0 and fits(b)]
+    for names, same, weight in COMBOS:
+        bins = tuple(_BY_NAME[n] for n in names)
+        if all(fits(b) for b in bins):
+            out.append(Template(bins, same, weight))
+    if not out and wanted is not None:  # e.g. only compensation/delayed: its combinations
+        raise ValueError(f"no task can be made of only {', '.join(sorted(wanted))}")
+    return out
+
+
+def _propose(
+    rng: random.Random, pools: Pools, template: Template
+) -> tuple[str, list[Request]] | None:
+    if template.same_reservation:
+        tests = [b.test for b in template.bins]
+        ids = pools.select(template.name, lambda f: all(t(f) for t in tests if t is not None))
+        if not ids:
+            return None
+        facts = pools.reservations[ids[rng.randrange(len(ids))]]
+        requests = []
+        for b in template.bins:
+            assert b.build is not None
+            request = b.build(rng, pools, facts)
+            if request is None:
+                return None
+            requests.append(request)
+        return facts.user_id, requests
+    user: str | None = None
+    taken: frozenset[str] = frozenset()
+    requests = []
+    for b in template.bins:
+        found = b.propose(rng, pools, user, taken)
+        if found is None:
+            return None
+        user, request = found
+        requests.append(request)
+        if request.reservation_id:
+            taken = taken | {request.reservation_id}
+    assert user is not None
+    return user, requests
+
+
+def _intent(pools: Pools, user_id: str, requests: Sequence[Request]) -> Intent:
+    record = pools.user(user_id)
+    name = f"{record['name']['first_name']} {record['name']['last_name']}"
+    known = {"user_id": user_id, "name": name}
+    reservations = [r.reservation_id for r in requests if r.reservation_id]
+    if reservations:
+        known["reservation_ids"] = ", ".join(dict.fromkeys(reservations))
+    return Intent(user_id=user_id, name=name, requests=tuple(requests), known=known)
+
+
+def _profile(pools: Pools, intent: Intent, record: dict[str, Any]) -> dict[str, Any]:
+    """Tier, cabin, passengers and payment methods, for the distribution tables."""
+    first = intent.requests[0]
+    cabin, passengers = first.cabin, len(first.passengers)
+    if first.reservation_id:
+        res = pools.db.reservations[first.reservation_id]
+        cabin, passengers = res["cabin"], len(res["passengers"])
+    return {
+        "tier": pools.user(intent.user_id)["membership"],
+        "cabin": cabin,
+        "passengers": passengers,
+        "payment_methods": payment_sources(record["evaluation_criteria"]["actions"]),
+    }
+
+
+def _fits(template: Template, solution: Solution, grading: str) -> str:
+    """'' when the decisions have the outcomes the template aims at, else why not."""
+    if len(solution.decisions) != len(template.bins):
+        return "decision count"
+    for b, d in zip(template.bins, solution.decisions, strict=True):
+        if d.outcome != b.outcome or changes_db(d) != b.changes_db:
+            return f"{b.name}: {d.outcome}"
+        if grading == "strict" and not changes_db(d) and not (d.reads or d.say):
+            return f"{b.name}: nothing to check"  # doing nothing would pass it
+    return ""
+
+
+def _default_solve() -> Solve:
+    from airline_gym.taskgen import solver
+
+    return solver.solve  # type: ignore[no-any-return]
+
+
+def _default_writer() -> Write:
+    from airline_gym.taskgen import _stand_in
+
+    return _stand_in.write_instructions
+
+
+def generate(
+    n: int,
+    seed: int,
+    kinds: Iterable[str] | None = None,
+    grading: str = "strict",
+    allow_benchmark_entities: bool = False,
+    db: PristineDB | None = None,
+    solve: Solve | None = None,
+    write_instructions: Write | None = None,
+    exclude: tuple[Iterable[str], Iterable[str]] | None = None,
+) -> Generated:
+    """``n`` task records (ids ``g<seed>_<i>``); ``ValueError`` for bad options or a mix the
+    DB cannot fill with ``n`` distinct tasks.
+
+    ``exclude``: (user ids, reservation ids) to leave out; default: the benchmarks' entities
+    unless ``allow_benchmark_entities``.
+    """
+    if n < 0 or n > 1_000_000:
+        raise ValueError(f"--n must be between 0 and 1000000, not {n}")
+    if grading not in GRADINGS:
+        raise ValueError(f"unknown grading {grading!r} (one of {', '.join(GRADINGS)})")
+    mix = templates(kinds)
+    if db is None:
+        from airline_gym.domain.database import load_pristine
+
+        db = load_pristine()
+    decide: Solve = solve or _default_solve()
+    write: Write = write_instructions or _default_writer()
+    if exclude is None and not allow_benchmark_entities:
+        from airline_gym.taskgen.leaks import benchmark_entities
+
+        exclude = benchmark_entities(db)
+    users, reservations = exclude or ((), ())
+    pools = build_pools(db, users, reservations)
+    out = Generated(
+        records=[],
+        users_available=len(pools.users),
+        reservations_available=len(pools.reservations),
+        users_excluded=pools.excluded_users,
+        reservations_excluded=pools.excluded_reservations,
+    )
+    rng = random.Random(seed)
+    seen: set[str] = set()
+    failures = {t.name: 0 for t in mix}
+    while len(out.records) < n:
+        active = [t for t in mix if failures[t.name] < _GIVE_UP]
+        if not active:
+            raise ValueError(
+                f"the DB has room for only {len(out.records)} distinct tasks of this mix "
+                f"(asked for {n})"
+            )
+        template = rng.choices(active, weights=[t.weight for t in active])[0]
+        for _ in range(_TRIES):
+            out.proposals += 1
+            proposal = _propose(rng, pools, template)
+            if proposal is None:
+                why = "no fitting reservation"
+            else:
+                intent = _intent(pools, *proposal)
+                solution = decide(db.fork(), intent)
+                why = _fits(template, solution, grading)
+            if not why:
+                task_id = f"g{seed}_{len(out.records)}"
+                record = assemble(
+                    task_id,
+                    intent,
+                    solution,
+                    write(intent, solution),
+                    grading,
+                    {"bins": [b.name for b in template.bins], "seed": seed},
+                )
+                record["airline_gym"].update(_profile(pools, intent, record))
+                criteria = record["evaluation_criteria"]
+                key = sequence_key(
+                    [
+                        intent.user_id,
+                        [[a["name"], a["arguments"]] for a in criteria["actions"]],
+                        criteria["communicate_info"],
+                    ]
+                )
+                if key in seen:
+                    why = "duplicate"
+                else:
+                    seen.add(key)
+                    out.records.append(record)
+                    failures[template.name] = 0
+                    break
+            out.rejected[why.split(":")[0]] = out.rejected.get(why.split(":")[0], 0) + 1
+            failures[template.name] += 1
+    return out

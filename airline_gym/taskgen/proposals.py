@@ -1,0 +1,436 @@
+"""Proposers: one per bin (a request kind and the outcome it aims at), each drawing a request
+from the DB's pools.
+
+A proposer returns the requests of one customer (``user_id``, requests) or None when its pool
+has nothing for the given user. It only aims: the policy solver decides, and the sampler keeps a
+proposal whose decisions have the outcomes its bins aim at.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from airline_gym.domain.intents import (
+    QUESTIONS,
+    FlightRule,
+    Leg,
+    Passenger,
+    PaymentPart,
+    Request,
+    Trip,
+)
+from airline_gym.taskgen.pools import FUTURE_DATES, Pools, ReservationFacts
+
+__all__ = ["BINS", "Bin", "Proposer"]
+
+Proposer = Callable[
+    [random.Random, Pools, "str | None", "frozenset[str]"], "tuple[str, Request] | None"
+]
+Test = Callable[[ReservationFacts], bool]
+Build = Callable[[random.Random, Pools, ReservationFacts], "Request | None"]
+
+
+@dataclass(frozen=True)
+class Bin:
+    """A request kind aimed at one outcome; ``changes_db``: whether that outcome writes.
+
+    A bin about one reservation has ``test`` (which reservations fit) and ``build`` (the request
+    for one); combinations on one reservation pick from the reservations every bin's test
+    passes.
+    """
+
+    name: str
+    kind: str
+    outcome: str
+    changes_db: bool
+    weight: float
+    propose: Proposer
+    test: Test | None = None
+    build: Build | None = None
+
+
+def _pick_reservation(
+    rng: random.Random,
+    pools: Pools,
+    name: str,
+    test: Callable[[ReservationFacts], bool],
+    user: str | None,
+    taken: frozenset[str],
+) -> ReservationFacts | None:
+    if user is None:
+        ids = pools.select(name, test)
+        if not ids:
+            return None
+        rid = ids[rng.randrange(len(ids))]
+        return None if rid in taken else pools.reservations[rid]
+    options = [
+        r for r in pools.by_user.get(user, ()) if r not in taken and test(pools.reservations[r])
+    ]
+    return pools.reservations[rng.choice(options)] if options else None
+
+
+def _payment_one(rng: random.Random, pools: Pools, user: str) -> tuple[PaymentPart, ...]:
+    methods = sorted(
+        m["id"]
+        for m in pools.user(user)["payment_methods"].values()
+        if m["source"] in ("credit_card", "gift_card")
+    )
+    return (PaymentPart(rng.choice(methods)),) if methods else ()
+
+
+def _reservation_bin(test: Test, build: Build, name: str) -> Proposer:
+    def propose(
+        rng: random.Random, pools: Pools, user: str | None, taken: frozenset[str]
+    ) -> tuple[str, Request] | None:
+        facts = _pick_reservation(rng, pools, name, test, user, taken)
+        if facts is None:
+            return None
+        request = build(rng, pools, facts)
+        return None if request is None else (facts.user_id, request)
+
+    return propose
+
+
+def _cancel(reasons: Sequence[str]) -> Callable[[random.Random, Pools, ReservationFacts], Request]:
+    def build(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
+        return Request(
+            "cancel",
+            reservation_id=facts.reservation_id,
+            reason=rng.choice(reasons),
+            insist=rng.randrange(2),
+        )
+
+    return build
+
+
+def _rule(rng: random.Random, date: str) -> FlightRule:
+    return FlightRule(date=date, pick=rng.choice(("cheapest", "earliest", "latest")))
+
+
+def _change_flights(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
+    res = pools.db.reservations[facts.reservation_id]
+    payment = _payment_one(rng, pools, facts.user_id)
+    if not payment:
+        return None
+    directions: list[str] = ["outbound"]
+    if facts.round_trip:
+        directions = rng.choice((["outbound"], ["return"], ["outbound", "return"]))
+    dates = sorted({seg["date"] for seg in res["flights"]})
+    legs = []
+    for direction in directions:
+        base = dates[0] if direction == "outbound" else dates[-1]
+        later = [d for d in FUTURE_DATES if d != base and abs(int(d[-2:]) - int(base[-2:])) <= 3]
+        if not later:
+            return None
+        legs.append(Leg(direction, _rule(rng, rng.choice(later))))  # type: ignore[arg-type]
+    legs.sort(key=lambda leg: leg.direction != "outbound")
+    return Request(
+        "change_flights", reservation_id=facts.reservation_id, legs=tuple(legs), payment=payment
+    )
+
+
+def _change_flights_refused(
+    rng: random.Random, pools: Pools, facts: ReservationFacts
+) -> Request | None:
+    request = _change_flights(rng, pools, facts)
+    return None if request is None else Request(**{**request.__dict__, "insist": rng.randrange(2)})
+
+
+def _change_cabin(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
+    payment = _payment_one(rng, pools, facts.user_id)
+    cabins = [c for c in ("basic_economy", "economy", "business") if c != facts.cabin]
+    if not payment:
+        return None
+    return Request(
+        "change_cabin",
+        reservation_id=facts.reservation_id,
+        cabin=rng.choice(cabins),
+        payment=payment,
+        insist=rng.randrange(2),
+    )
+
+
+def _add_bags(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
+    payment = _payment_one(rng, pools, facts.user_id)
+    if not payment:
+        return None
+    return Request(
+        "add_bags",
+        reservation_id=facts.reservation_id,
+        total_bags=facts.bags + rng.randint(1, 3),
+        payment=payment,
+    )
+
+
+def _someone(rng: random.Random, pools: Pools) -> Passenger:
+    first, last = pools.names[rng.randrange(len(pools.names))]
+    dob = f"{rng.randint(1950, 2005)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+    return Passenger(first, last, dob)
+
+
+def _edit_passenger(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
+    index = rng.randrange(facts.passengers)
+    old = pools.db.reservations[facts.reservation_id]["passengers"][index]
+    new = _someone(rng, pools)
+    if rng.random() < 0.5:  # a corrected date of birth, or a corrected name
+        new = Passenger(old["first_name"], old["last_name"], new.dob)
+    return Request(
+        "edit_passenger",
+        reservation_id=facts.reservation_id,
+        passenger_index=index,
+        new_passenger=new,
+    )
+
+
+def _change_count(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
+    current = [
+        Passenger(p["first_name"], p["last_name"], p["dob"])
+        for p in pools.db.reservations[facts.reservation_id]["passengers"]
+    ]
+    wanted = (
+        current[:-1]
+        if len(current) > 1 and rng.random() < 0.5
+        else [*current, _someone(rng, pools)]
+    )
+    return Request(
+        "change_count",
+        reservation_id=facts.reservation_id,
+        passengers=tuple(wanted),
+        insist=rng.randrange(2),
+    )
+
+
+def _add_insurance(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
+    return Request("add_insurance", reservation_id=facts.reservation_id, insist=rng.randrange(2))
+
+
+def _compensation(complaint: str) -> Callable[[random.Random, Pools, ReservationFacts], Request]:
+    def build(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
+        number, date = rng.choice(facts.cancelled if complaint == "cancelled" else facts.delayed)
+        return Request(
+            "compensation",
+            reservation_id=facts.reservation_id,
+            flight_number=number,
+            flight_date=date,
+            complaint=complaint,
+            insist=rng.randrange(2),
+        )
+
+    return build
+
+
+def _eligible_member(pools: Pools, facts: ReservationFacts) -> bool:
+    return pools.user(facts.user_id)["membership"] in ("silver", "gold")
+
+
+def _info(
+    rng: random.Random, pools: Pools, user: str | None, taken: frozenset[str]
+) -> tuple[str, Request] | None:
+    user = user or rng.choice(pools.users)
+    question = rng.choice(sorted(QUESTIONS))
+    methods = pools.user(user)["payment_methods"].values()
+    if question == "reservation_cost":
+        options = [r for r in pools.by_user.get(user, ()) if r not in taken]
+        if not options:
+            return None
+        return user, Request("info", question=question, reservation_id=rng.choice(options))
+    if question == "gift_card_balance" and not any(m["source"] == "gift_card" for m in methods):
+        return None
+    if question == "certificate_balance" and not any(m["source"] == "certificate" for m in methods):
+        return None
+    if question == "total_upcoming_cost" and not pools.by_user.get(user):
+        return None
+    return user, Request("info", question=question)
+
+
+def _book(
+    rng: random.Random, pools: Pools, user: str | None, taken: frozenset[str]
+) -> tuple[str, Request] | None:
+    user = user or rng.choice(pools.users)
+    record = pools.user(user)
+    routes = list(pools.routes)
+    origin, destination = routes[rng.randrange(len(routes))]
+    dates = pools.routes[origin, destination]
+    out_date = rng.choice(dates)
+    back = [d for d in pools.routes.get((destination, origin), ()) if d > out_date]
+    return_rule = _rule(rng, rng.choice(back)) if back and rng.random() < 0.5 else None
+    count = rng.choices((1, 2, 3, 4, 5), weights=(40, 30, 15, 10, 5))[0]
+    name = record["name"]
+    people = [Passenger(name["first_name"], name["last_name"], record["dob"])]
+    people += [
+        Passenger(p["first_name"], p["last_name"], p["dob"]) for p in record["saved_passengers"]
+    ]
+    while len(people) < count:
+        people.append(_someone(rng, pools))
+    cabin = rng.choice(("basic_economy", "economy", "business"))
+    methods = sorted(record["payment_methods"].values(), key=lambda m: m["id"])
+    cards = [m["id"] for m in methods if m["source"] in ("credit_card", "gift_card")]
+    if not cards:
+        return None
+    payment: tuple[PaymentPart, ...] = (PaymentPart(rng.choice(cards)),)
+    certificates = [m for m in methods if m["source"] == "certificate"]
+    if certificates and rng.random() < 0.4:  # a certificate first, the rest on a card
+        cert = rng.choice(certificates)
+        payment = (PaymentPart(cert["id"], int(cert["amount"])), *payment)
+    return user, Request(
+        "book",
+        trip=Trip(origin, destination, _rule(rng, out_date), return_rule),
+        cabin=cabin,
+        passengers=tuple(people[:count]),
+        total_bags=rng.randint(0, count * 2),
+        insurance=rng.random() < 0.4,
+        payment=payment,
+    )
+
+
+def _res(
+    name: str, kind: str, outcome: str, changes_db: bool, weight: float, test: Test, build: Build
+) -> Bin:
+    pool = name.replace("/", "_")
+    return Bin(
+        name, kind, outcome, changes_db, weight, _reservation_bin(test, build, pool), test, build
+    )
+
+
+def _not_flown(facts: ReservationFacts) -> bool:
+    return not facts.flown and not facts.cancelled
+
+
+def _tier(f: ReservationFacts) -> bool:
+    return f.tier in ("silver", "gold")
+
+
+BINS: tuple[Bin, ...] = (
+    Bin("book", "book", "granted", True, 8, _book),
+    _res(
+        "cancel/24h",
+        "cancel",
+        "granted",
+        True,
+        3,
+        lambda f: f.recent and _not_flown(f),
+        _cancel(("change_of_plan", "other")),
+    ),
+    _res(
+        "cancel/airline",
+        "cancel",
+        "granted",
+        True,
+        2,
+        lambda f: bool(f.cancelled) and not f.flown,
+        _cancel(("airline_cancelled",)),
+    ),
+    _res(
+        "cancel/business",
+        "cancel",
+        "granted",
+        True,
+        3,
+        lambda f: f.cabin == "business" and not f.recent and _not_flown(f),
+        _cancel(("change_of_plan", "other")),
+    ),
+    _res(
+        "cancel/insured",
+        "cancel",
+        "granted",
+        True,
+        3,
+        lambda f: f.insured and f.cabin != "business" and not f.recent and _not_flown(f),
+        _cancel(("health", "weather")),
+    ),
+    _res(
+        "cancel/refused",
+        "cancel",
+        "refused",
+        False,
+        8,
+        lambda f: f.cabin != "business" and not f.recent and _not_flown(f),
+        _cancel(("change_of_plan", "other")),
+    ),
+    _res(
+        "cancel/flown",
+        "cancel",
+        "transfer",
+        False,
+        3,
+        lambda f: f.flown and not f.cancelled,
+        _cancel(("change_of_plan", "health")),
+    ),
+    _res(
+        "change_flights",
+        "change_flights",
+        "granted",
+        True,
+        8,
+        lambda f: f.cabin != "basic_economy" and _not_flown(f),
+        _change_flights,
+    ),
+    _res(
+        "change_flights/basic",
+        "change_flights",
+        "refused",
+        False,
+        4,
+        lambda f: f.cabin == "basic_economy" and _not_flown(f),
+        _change_flights_refused,
+    ),
+    _res("change_cabin", "change_cabin", "granted", True, 6, _not_flown, _change_cabin),
+    _res(
+        "change_cabin/flown",
+        "change_cabin",
+        "refused",
+        False,
+        3,
+        lambda f: f.flown and not f.cancelled,
+        _change_cabin,
+    ),
+    _res("add_bags", "add_bags", "granted", True, 4, _not_flown, _add_bags),
+    _res("edit_passenger", "edit_passenger", "granted", True, 3, _not_flown, _edit_passenger),
+    _res("change_count", "change_count", "refused", False, 3, _not_flown, _change_count),
+    _res(
+        "add_insurance",
+        "add_insurance",
+        "refused",
+        False,
+        3,
+        lambda f: not f.insured and _not_flown(f),
+        _add_insurance,
+    ),
+    _res(
+        "compensation/cancelled",
+        "compensation",
+        "granted",
+        True,
+        3,
+        lambda f: bool(f.cancelled) and (_tier(f) or f.insured or f.cabin == "business"),
+        _compensation("cancelled"),
+    ),
+    _res(
+        "compensation/delayed",
+        "compensation",
+        "granted",
+        True,
+        0,
+        lambda f: bool(f.delayed) and (_tier(f) or f.insured or f.cabin == "business"),
+        _compensation("delayed"),
+    ),
+    _res(
+        "compensation/refused",
+        "compensation",
+        "refused",
+        False,
+        3,
+        lambda f: (
+            bool(f.cancelled or f.delayed)
+            and not _tier(f)
+            and not f.insured
+            and f.cabin != "business"
+        ),
+        lambda rng, pools, f: _compensation("cancelled" if f.cancelled else "delayed")(
+            rng, pools, f
+        ),
+    ),
+    Bin("info", "info", "granted", False, 4, _info),
+)
