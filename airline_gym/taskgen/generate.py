@@ -17,8 +17,8 @@ from airline_gym.domain.database import PristineDB
 from airline_gym.domain.decisions import Solution
 from airline_gym.domain.intents import Intent, Request
 from airline_gym.taskgen.assemble import GRADINGS, assemble, changes_db, sequence_key
+from airline_gym.taskgen.bins import BINS, Bin
 from airline_gym.taskgen.pools import Pools, build_pools
-from airline_gym.taskgen.proposals import BINS, Bin
 from airline_gym.taskgen.stats import payment_sources
 
 __all__ = ["COMBOS", "Generated", "Template", "generate", "templates"]
@@ -36,13 +36,16 @@ COMBOS: tuple[tuple[tuple[str, ...], bool, float], ...] = (
     (("change_flights", "compensation/delayed"), True, 1),
     (("cancel/airline", "compensation/cancelled"), True, 2),
     (("add_insurance", "change_count"), True, 1),
+    (("add_insurance", "add_bags"), True, 1),
+    (("change_count", "edit_passenger"), True, 1),
+    (("cancel/refused", "add_insurance"), True, 1),
     (("cancel/24h", "book"), False, 2),
     (("cancel/business", "book"), False, 1),
     (("cancel/refused", "change_cabin"), False, 2),
     (("cancel/insured", "change_flights"), False, 2),
-    (("cancel/refused", "compensation/refused"), False, 1),
+    (("cancel/refused", "info"), False, 1),
     (("change_flights/basic", "info"), False, 1),
-    (("cancel/flown", "cancel/24h"), False, 1),
+    (("cancel/flown", "info"), False, 1),
     (("book", "info"), False, 1),
 )
 _TRIES = 40  # proposals per task before another template is drawn
@@ -76,9 +79,13 @@ class Generated:
     rejected: dict[str, int] = field(default_factory=dict)
 
 
-def templates(kinds: Iterable[str] | None = None) -> list[Template]:
+def templates(kinds: Iterable[str] | None = None, grading: str = "strict") -> list[Template]:
     """The mix: every bin and combination whose bins all match ``kinds`` (a request kind such
-    as ``cancel`` or a bin such as ``cancel/refused``; None: all)."""
+    as ``cancel`` or a bin such as ``cancel/refused``; None: all).
+
+    Under ``strict`` grading a template made only of refusals the policy decides without a
+    lookup (insurance after booking, a new passenger count) is left out: doing nothing would
+    pass it. Such requests still come in combinations with others."""
     wanted = None if kinds is None else {k.strip() for k in kinds if k.strip()}
     if wanted is not None:
         known = {b.kind for b in BINS} | set(_BY_NAME)
@@ -89,10 +96,17 @@ def templates(kinds: Iterable[str] | None = None) -> list[Template]:
     def fits(b: Bin) -> bool:
         return wanted is None or b.kind in wanted or b.name in wanted
 
-    out = [Template((b,), False, b.weight) for b in BINS if b.weight > 0 and fits(b)]
+    def checkable(bins: tuple[Bin, ...]) -> bool:
+        return grading != "strict" or any(b.lookups for b in bins)
+
+    out = [
+        Template((b,), False, b.weight)
+        for b in BINS
+        if b.weight > 0 and fits(b) and checkable((b,))
+    ]
     for names, same, weight in COMBOS:
         bins = tuple(_BY_NAME[n] for n in names)
-        if all(fits(b) for b in bins):
+        if all(fits(b) for b in bins) and checkable(bins):
             out.append(Template(bins, same, weight))
     if not out and wanted is not None:  # e.g. only compensation/delayed: its combinations
         raise ValueError(f"no task can be made of only {', '.join(sorted(wanted))}")
@@ -163,21 +177,23 @@ def _fits(template: Template, solution: Solution, grading: str) -> str:
     for b, d in zip(template.bins, solution.decisions, strict=True):
         if d.outcome != b.outcome or changes_db(d) != b.changes_db:
             return f"{b.name}: {d.outcome}"
-        if grading == "strict" and not changes_db(d) and not (d.reads or d.say):
-            return f"{b.name}: nothing to check"  # doing nothing would pass it
+        if "0" in d.say:
+            return f"{b.name}: says 0"  # too easy to say by chance
+    if grading == "strict" and not (solution.reads or solution.say or solution.writes):
+        return "nothing to check"  # doing nothing would pass it
     return ""
 
 
 def _default_solve() -> Solve:
     from airline_gym.taskgen import solver
 
-    return solver.solve  # type: ignore[no-any-return]
+    return solver.solve
 
 
 def _default_writer() -> Write:
-    from airline_gym.taskgen import _stand_in
+    from airline_gym.taskgen import instructions
 
-    return _stand_in.write_instructions
+    return instructions.write_instructions
 
 
 def generate(
@@ -201,7 +217,7 @@ def generate(
         raise ValueError(f"--n must be between 0 and 1000000, not {n}")
     if grading not in GRADINGS:
         raise ValueError(f"unknown grading {grading!r} (one of {', '.join(GRADINGS)})")
-    mix = templates(kinds)
+    mix = templates(kinds, grading)
     if db is None:
         from airline_gym.domain.database import load_pristine
 

@@ -1,5 +1,5 @@
-"""Proposers: one per bin (a request kind and the outcome it aims at), each drawing a request
-from the DB's pools.
+"""Proposers: request builders for each bin (:mod:`.bins`), each drawing a request from the DB's
+pools.
 
 A proposer returns the requests of one customer (``user_id``, requests) or None when its pool
 has nothing for the given user. It only aims: the policy solver decides, and the sampler keeps a
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from airline_gym.domain.intents import (
     QUESTIONS,
@@ -23,32 +22,28 @@ from airline_gym.domain.intents import (
 )
 from airline_gym.taskgen.pools import FUTURE_DATES, Pools, ReservationFacts
 
-__all__ = ["BINS", "Bin", "Proposer"]
+__all__ = [
+    "Build",
+    "Proposer",
+    "Test",
+    "add_bags",
+    "add_insurance",
+    "book",
+    "cancel",
+    "change_cabin",
+    "change_count",
+    "change_flights",
+    "compensation",
+    "edit_passenger",
+    "info",
+    "reservation_proposer",
+]
 
 Proposer = Callable[
     [random.Random, Pools, "str | None", "frozenset[str]"], "tuple[str, Request] | None"
 ]
 Test = Callable[[ReservationFacts], bool]
 Build = Callable[[random.Random, Pools, ReservationFacts], "Request | None"]
-
-
-@dataclass(frozen=True)
-class Bin:
-    """A request kind aimed at one outcome; ``changes_db``: whether that outcome writes.
-
-    A bin about one reservation has ``test`` (which reservations fit) and ``build`` (the request
-    for one); combinations on one reservation pick from the reservations every bin's test
-    passes.
-    """
-
-    name: str
-    kind: str
-    outcome: str
-    changes_db: bool
-    weight: float
-    propose: Proposer
-    test: Test | None = None
-    build: Build | None = None
 
 
 def _pick_reservation(
@@ -80,7 +75,7 @@ def _payment_one(rng: random.Random, pools: Pools, user: str) -> tuple[PaymentPa
     return (PaymentPart(rng.choice(methods)),) if methods else ()
 
 
-def _reservation_bin(test: Test, build: Build, name: str) -> Proposer:
+def reservation_proposer(test: Test, build: Build, name: str) -> Proposer:
     def propose(
         rng: random.Random, pools: Pools, user: str | None, taken: frozenset[str]
     ) -> tuple[str, Request] | None:
@@ -93,7 +88,7 @@ def _reservation_bin(test: Test, build: Build, name: str) -> Proposer:
     return propose
 
 
-def _cancel(reasons: Sequence[str]) -> Callable[[random.Random, Pools, ReservationFacts], Request]:
+def cancel(reasons: Sequence[str]) -> Callable[[random.Random, Pools, ReservationFacts], Request]:
     def build(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
         return Request(
             "cancel",
@@ -109,7 +104,7 @@ def _rule(rng: random.Random, date: str) -> FlightRule:
     return FlightRule(date=date, pick=rng.choice(("cheapest", "earliest", "latest")))
 
 
-def _change_flights(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
+def change_flights(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
     res = pools.db.reservations[facts.reservation_id]
     payment = _payment_one(rng, pools, facts.user_id)
     if not payment:
@@ -127,18 +122,15 @@ def _change_flights(rng: random.Random, pools: Pools, facts: ReservationFacts) -
         legs.append(Leg(direction, _rule(rng, rng.choice(later))))  # type: ignore[arg-type]
     legs.sort(key=lambda leg: leg.direction != "outbound")
     return Request(
-        "change_flights", reservation_id=facts.reservation_id, legs=tuple(legs), payment=payment
+        "change_flights",
+        reservation_id=facts.reservation_id,
+        legs=tuple(legs),
+        payment=payment,
+        insist=rng.randrange(2),
     )
 
 
-def _change_flights_refused(
-    rng: random.Random, pools: Pools, facts: ReservationFacts
-) -> Request | None:
-    request = _change_flights(rng, pools, facts)
-    return None if request is None else Request(**{**request.__dict__, "insist": rng.randrange(2)})
-
-
-def _change_cabin(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
+def change_cabin(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
     payment = _payment_one(rng, pools, facts.user_id)
     cabins = [c for c in ("basic_economy", "economy", "business") if c != facts.cabin]
     if not payment:
@@ -152,7 +144,7 @@ def _change_cabin(rng: random.Random, pools: Pools, facts: ReservationFacts) -> 
     )
 
 
-def _add_bags(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
+def add_bags(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
     payment = _payment_one(rng, pools, facts.user_id)
     if not payment:
         return None
@@ -170,7 +162,7 @@ def _someone(rng: random.Random, pools: Pools) -> Passenger:
     return Passenger(first, last, dob)
 
 
-def _edit_passenger(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
+def edit_passenger(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
     index = rng.randrange(facts.passengers)
     old = pools.db.reservations[facts.reservation_id]["passengers"][index]
     new = _someone(rng, pools)
@@ -184,7 +176,7 @@ def _edit_passenger(rng: random.Random, pools: Pools, facts: ReservationFacts) -
     )
 
 
-def _change_count(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
+def change_count(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
     current = [
         Passenger(p["first_name"], p["last_name"], p["dob"])
         for p in pools.db.reservations[facts.reservation_id]["passengers"]
@@ -202,36 +194,38 @@ def _change_count(rng: random.Random, pools: Pools, facts: ReservationFacts) -> 
     )
 
 
-def _add_insurance(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
+def add_insurance(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
     return Request("add_insurance", reservation_id=facts.reservation_id, insist=rng.randrange(2))
 
 
-def _compensation(complaint: str) -> Callable[[random.Random, Pools, ReservationFacts], Request]:
+def compensation(
+    complaint: str | None,
+) -> Callable[[random.Random, Pools, ReservationFacts], Request]:
+    """Compensation for a cancelled or delayed flight of the reservation (None: whichever it
+    has, cancelled first)."""
+
     def build(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
-        number, date = rng.choice(facts.cancelled if complaint == "cancelled" else facts.delayed)
+        said = complaint or ("cancelled" if facts.cancelled else "delayed")
+        number, date = rng.choice(facts.cancelled if said == "cancelled" else facts.delayed)
         return Request(
             "compensation",
             reservation_id=facts.reservation_id,
             flight_number=number,
             flight_date=date,
-            complaint=complaint,
+            complaint=said,
             insist=rng.randrange(2),
         )
 
     return build
 
 
-def _eligible_member(pools: Pools, facts: ReservationFacts) -> bool:
-    return pools.user(facts.user_id)["membership"] in ("silver", "gold")
-
-
-def _info(
+def info(
     rng: random.Random, pools: Pools, user: str | None, taken: frozenset[str]
 ) -> tuple[str, Request] | None:
     user = user or rng.choice(pools.users)
-    question = rng.choice(sorted(QUESTIONS))
+    question = rng.choice(sorted(set(QUESTIONS) - {"change_total"}))  # needs earlier changes
     methods = pools.user(user)["payment_methods"].values()
-    if question == "reservation_cost":
+    if question in ("reservation_cost", "bag_allowance"):
         options = [r for r in pools.by_user.get(user, ()) if r not in taken]
         if not options:
             return None
@@ -245,7 +239,7 @@ def _info(
     return user, Request("info", question=question)
 
 
-def _book(
+def book(
     rng: random.Random, pools: Pools, user: str | None, taken: frozenset[str]
 ) -> tuple[str, Request] | None:
     user = user or rng.choice(pools.users)
@@ -283,154 +277,3 @@ def _book(
         insurance=rng.random() < 0.4,
         payment=payment,
     )
-
-
-def _res(
-    name: str, kind: str, outcome: str, changes_db: bool, weight: float, test: Test, build: Build
-) -> Bin:
-    pool = name.replace("/", "_")
-    return Bin(
-        name, kind, outcome, changes_db, weight, _reservation_bin(test, build, pool), test, build
-    )
-
-
-def _not_flown(facts: ReservationFacts) -> bool:
-    return not facts.flown and not facts.cancelled
-
-
-def _tier(f: ReservationFacts) -> bool:
-    return f.tier in ("silver", "gold")
-
-
-BINS: tuple[Bin, ...] = (
-    Bin("book", "book", "granted", True, 8, _book),
-    _res(
-        "cancel/24h",
-        "cancel",
-        "granted",
-        True,
-        3,
-        lambda f: f.recent and _not_flown(f),
-        _cancel(("change_of_plan", "other")),
-    ),
-    _res(
-        "cancel/airline",
-        "cancel",
-        "granted",
-        True,
-        2,
-        lambda f: bool(f.cancelled) and not f.flown,
-        _cancel(("airline_cancelled",)),
-    ),
-    _res(
-        "cancel/business",
-        "cancel",
-        "granted",
-        True,
-        3,
-        lambda f: f.cabin == "business" and not f.recent and _not_flown(f),
-        _cancel(("change_of_plan", "other")),
-    ),
-    _res(
-        "cancel/insured",
-        "cancel",
-        "granted",
-        True,
-        3,
-        lambda f: f.insured and f.cabin != "business" and not f.recent and _not_flown(f),
-        _cancel(("health", "weather")),
-    ),
-    _res(
-        "cancel/refused",
-        "cancel",
-        "refused",
-        False,
-        8,
-        lambda f: f.cabin != "business" and not f.recent and _not_flown(f),
-        _cancel(("change_of_plan", "other")),
-    ),
-    _res(
-        "cancel/flown",
-        "cancel",
-        "transfer",
-        False,
-        3,
-        lambda f: f.flown and not f.cancelled,
-        _cancel(("change_of_plan", "health")),
-    ),
-    _res(
-        "change_flights",
-        "change_flights",
-        "granted",
-        True,
-        8,
-        lambda f: f.cabin != "basic_economy" and _not_flown(f),
-        _change_flights,
-    ),
-    _res(
-        "change_flights/basic",
-        "change_flights",
-        "refused",
-        False,
-        4,
-        lambda f: f.cabin == "basic_economy" and _not_flown(f),
-        _change_flights_refused,
-    ),
-    _res("change_cabin", "change_cabin", "granted", True, 6, _not_flown, _change_cabin),
-    _res(
-        "change_cabin/flown",
-        "change_cabin",
-        "refused",
-        False,
-        3,
-        lambda f: f.flown and not f.cancelled,
-        _change_cabin,
-    ),
-    _res("add_bags", "add_bags", "granted", True, 4, _not_flown, _add_bags),
-    _res("edit_passenger", "edit_passenger", "granted", True, 3, _not_flown, _edit_passenger),
-    _res("change_count", "change_count", "refused", False, 3, _not_flown, _change_count),
-    _res(
-        "add_insurance",
-        "add_insurance",
-        "refused",
-        False,
-        3,
-        lambda f: not f.insured and _not_flown(f),
-        _add_insurance,
-    ),
-    _res(
-        "compensation/cancelled",
-        "compensation",
-        "granted",
-        True,
-        3,
-        lambda f: bool(f.cancelled) and (_tier(f) or f.insured or f.cabin == "business"),
-        _compensation("cancelled"),
-    ),
-    _res(
-        "compensation/delayed",
-        "compensation",
-        "granted",
-        True,
-        0,
-        lambda f: bool(f.delayed) and (_tier(f) or f.insured or f.cabin == "business"),
-        _compensation("delayed"),
-    ),
-    _res(
-        "compensation/refused",
-        "compensation",
-        "refused",
-        False,
-        3,
-        lambda f: (
-            bool(f.cancelled or f.delayed)
-            and not _tier(f)
-            and not f.insured
-            and f.cabin != "business"
-        ),
-        lambda rng, pools, f: _compensation("cancelled" if f.cancelled else "delayed")(
-            rng, pools, f
-        ),
-    ),
-    Bin("info", "info", "granted", False, 4, _info),
-)

@@ -75,14 +75,29 @@ def test_no_two_tasks_share_user_and_gold_actions() -> None:
 
 
 def test_the_kinds_filter_keeps_only_matching_bins() -> None:
-    records = generate(40, 0, kinds=["add_insurance", "change_count"], solve=refuse_all).records
-    bins = {b for r in records for b in r["airline_gym"]["bins"]}
-    assert bins == {"add_insurance", "change_count"}
-    assert {tuple(r["airline_gym"]["bins"]) for r in records} >= {("add_insurance", "change_count")}
+    records = generate(40, 0, kinds=["add_insurance", "cancel"], solve=refuse_all).records
+    bins = {tuple(r["airline_gym"]["bins"]) for r in records}
+    assert bins == {("cancel/refused",), ("cancel/refused", "add_insurance")}
     names = {t.name for t in templates(["cancel"])}
     assert "cancel/refused" in names and "cancel/24h" in names and "book" not in names
     with pytest.raises(ValueError, match="unknown kind 'upgrade'"):
         templates(["upgrade"])
+
+
+def test_strict_grading_leaves_out_refusals_decided_without_a_lookup() -> None:
+    """Insurance after booking is refused whatever the DB says: alone, doing nothing would
+    pass it under strict grading, so it comes only with a request that needs a lookup."""
+    with pytest.raises(ValueError, match="no task can be made"):
+        templates(["add_insurance", "change_count"])
+    assert {t.name for t in templates(["add_insurance", "change_count"], "benchmark")} == {
+        "add_insurance",
+        "change_count",
+        "add_insurance+change_count",
+    }
+    records = generate(
+        20, 0, kinds=["add_insurance"], solve=refuse_all, grading="benchmark"
+    ).records
+    assert all(r["evaluation_criteria"]["actions"] == [] for r in records)
 
 
 def test_a_mix_the_db_cannot_fill_is_an_error_not_a_loop() -> None:

@@ -1,0 +1,169 @@
+"""The bins of the mix: a request kind aimed at one outcome, with its proposer and weight.
+
+The default weights keep about 40% of strict tasks free of DB changes, like the benchmark's 50
+tasks (20-24 of them leave the DB unchanged).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from airline_gym.taskgen.pools import ReservationFacts
+from airline_gym.taskgen.proposals import (
+    Build,
+    Proposer,
+    Test,
+    add_bags,
+    add_insurance,
+    book,
+    cancel,
+    change_cabin,
+    change_count,
+    change_flights,
+    compensation,
+    edit_passenger,
+    info,
+    reservation_proposer,
+)
+
+__all__ = ["BINS", "Bin"]
+
+
+@dataclass(frozen=True)
+class Bin:
+    """A request kind aimed at one outcome; ``changes_db``: whether that outcome writes.
+
+    A bin about one reservation has ``test`` (which reservations fit) and ``build`` (the request
+    for one); combinations on one reservation pick from the reservations every bin's test
+    passes. ``lookups`` False: the policy decides it without looking anything up, so strict
+    grading cannot tell a correct refusal from doing nothing; it comes only in combinations.
+    """
+
+    name: str
+    kind: str
+    outcome: str
+    changes_db: bool
+    weight: float
+    propose: Proposer
+    test: Test | None = None
+    build: Build | None = None
+    lookups: bool = True
+
+
+def _res(
+    name: str,
+    outcome: str,
+    weight: float,
+    test: Test,
+    build: Build,
+    lookups: bool = True,
+) -> Bin:
+    """A bin about one reservation; its kind is the name's first part."""
+    propose = reservation_proposer(test, build, name.replace("/", "_"))
+    changes = outcome == "granted"
+    return Bin(name, name.split("/")[0], outcome, changes, weight, propose, test, build, lookups)
+
+
+def _unflown(f: ReservationFacts) -> bool:
+    return not f.flown and not f.cancelled
+
+
+def _tier(f: ReservationFacts) -> bool:
+    return f.tier in ("silver", "gold")
+
+
+def _covered(f: ReservationFacts) -> bool:
+    """Eligible for compensation: silver/gold member, insured, or business cabin."""
+    return _tier(f) or f.insured or f.cabin == "business"
+
+
+def _changeable(f: ReservationFacts) -> bool:
+    return f.cabin != "basic_economy" and _unflown(f)
+
+
+_PLAN = ("change_of_plan", "other")
+
+BINS: tuple[Bin, ...] = (
+    Bin("book", "book", "granted", True, 8, book),
+    Bin("book/declined", "book", "declined", False, 2, book),
+    _res("cancel/24h", "granted", 3, lambda f: f.recent and _unflown(f), cancel(_PLAN)),
+    _res(
+        "cancel/airline",
+        "granted",
+        2,
+        lambda f: bool(f.cancelled) and not f.flown,
+        cancel(("airline_cancelled",)),
+    ),
+    _res(
+        "cancel/business",
+        "granted",
+        3,
+        lambda f: f.cabin == "business" and not f.recent and _unflown(f),
+        cancel(_PLAN),
+    ),
+    _res(
+        "cancel/insured",
+        "granted",
+        3,
+        lambda f: f.insured and f.cabin != "business" and not f.recent and _unflown(f),
+        cancel(("health", "weather")),
+    ),
+    _res(
+        "cancel/refused",
+        "refused",
+        10,
+        lambda f: f.cabin != "business" and not f.recent and _unflown(f),
+        cancel(_PLAN),
+    ),
+    _res(
+        "cancel/flown",
+        "transfer",
+        4,
+        lambda f: f.flown and not f.cancelled,
+        cancel(("change_of_plan", "health")),
+    ),
+    _res("change_flights", "granted", 8, _changeable, change_flights),
+    _res("change_flights/declined", "declined", 2, _changeable, change_flights),
+    _res(
+        "change_flights/basic",
+        "refused",
+        6,
+        lambda f: f.cabin == "basic_economy" and _unflown(f),
+        change_flights,
+    ),
+    _res("change_cabin", "granted", 6, _unflown, change_cabin),
+    _res("change_cabin/flown", "refused", 4, lambda f: f.flown and not f.cancelled, change_cabin),
+    _res("add_bags", "granted", 4, _unflown, add_bags),
+    _res("edit_passenger", "granted", 3, _unflown, edit_passenger),
+    _res("change_count", "refused", 3, _unflown, change_count, lookups=False),
+    _res(
+        "add_insurance",
+        "refused",
+        3,
+        lambda f: not f.insured and _unflown(f),
+        add_insurance,
+        lookups=False,
+    ),
+    _res(
+        "compensation/cancelled",
+        "granted",
+        3,
+        lambda f: bool(f.cancelled) and _covered(f),
+        compensation("cancelled"),
+    ),
+    _res(  # only after a change of the same reservation (a combination)
+        "compensation/delayed",
+        "granted",
+        0,
+        lambda f: bool(f.delayed) and _covered(f),
+        compensation("delayed"),
+    ),
+    _res(
+        "compensation/refused",
+        "refused",
+        4,
+        lambda f: bool(f.cancelled or f.delayed) and not _covered(f),
+        compensation(None),
+    ),
+    Bin("info", "info", "granted", False, 6, info),
+)
