@@ -49,6 +49,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also use users and reservations that tau2/tau3 tasks name",
     )
+    parser.add_argument(
+        "--test-share",
+        type=float,
+        default=0.0,
+        metavar="F",
+        help="put about this share of the tasks in split 'test' (default 0: all in 'train')",
+    )
     parser.add_argument("--out", required=True, metavar="FILE", help="where to write tasks.json")
 
 
@@ -78,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             kinds=kinds,
             grading=args.grading,
             allow_benchmark_entities=args.allow_benchmark_entities,
+            test_share=args.test_share,
         )
     except ValueError as exc:
         raise ConfigError(str(exc)) from None

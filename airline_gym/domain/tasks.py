@@ -224,11 +224,25 @@ def _read_splits(path: str, tasks: Mapping[str, Task]) -> dict[str, tuple[str, .
     return {k: tuple(i for i in map(str, v) if i in tasks) for k, v in data.items()}
 
 
+def _generated_splits(tasks: Mapping[str, Task]) -> dict[str, tuple[str, ...]]:
+    """Splits named by generated tasks (``"airline_gym": {"split": ...}``), {} if none does."""
+    splits: dict[str, list[str]] = {}
+    for task in tasks.values():
+        meta = task._raw.get("airline_gym")
+        name = meta.get("split") if isinstance(meta, dict) else None
+        if isinstance(name, str) and name and name != "base":
+            splits.setdefault(name, []).append(task.id)
+    return {k: tuple(v) for k, v in splits.items()}
+
+
 @cache
 def _load(tasks_path: str, splits_path: str, name: str, own_splits: bool) -> TaskSet:
     tasks = parse_tasks(_read_json(tasks_path, "tasks file"), f"tasks file {tasks_path}", True)
     splits = _read_splits(splits_path, tasks) if splits_path else {}
-    if not own_splits and splits:
+    generated = _generated_splits(tasks)
+    if not own_splits and generated:  # generated tasks name their own split
+        splits = generated
+    elif not own_splits and splits:
         listed = {i for ids in splits.values() for i in ids}
         if any(t not in listed for t in tasks):
             # Borrowed splits (tau2's) that do not know every task would drop tasks silently:
@@ -257,8 +271,9 @@ def load_task_set(
     on first use) or any tasks.json by path.
 
     tau3 has tau2's splits. Splits come from a ``split_tasks.json`` beside a custom file. Without
-    one, a file whose task ids all appear in tau2's splits uses those; any other file has one
-    split, ``base``, with every task.
+    one, generated tasks (``airline-gym generate``) name their own split (``train``, ``test``);
+    a file whose task ids all appear in tau2's splits uses those; any other file has one split,
+    ``base``, with every task.
     """
     from airline_gym.data import data_files
 

@@ -8,6 +8,7 @@ are left out of the pools.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -184,6 +185,12 @@ def _fits(template: Template, solution: Solution, grading: str) -> str:
     return ""
 
 
+def _split(task_id: str, test_share: float) -> str:
+    """``test`` for about ``test_share`` of the ids (a stable hash), else ``train``."""
+    digest = hashlib.sha256(task_id.encode()).digest()
+    return "test" if int.from_bytes(digest[:8], "big") < test_share * 2**64 else "train"
+
+
 def _default_solve() -> Solve:
     from airline_gym.taskgen import solver
 
@@ -206,13 +213,17 @@ def generate(
     solve: Solve | None = None,
     write_instructions: Write | None = None,
     exclude: tuple[Iterable[str], Iterable[str]] | None = None,
+    test_share: float = 0.0,
 ) -> Generated:
     """``n`` task records (ids ``g<seed>_<i>``); ``ValueError`` for bad options or a mix the
     DB cannot fill with ``n`` distinct tasks.
 
     ``exclude``: (user ids, reservation ids) to leave out; default: the benchmarks' entities
-    unless ``allow_benchmark_entities``.
+    unless ``allow_benchmark_entities``. ``test_share``: about this share of the tasks go to
+    split ``test`` (by a hash of the task id), the rest to ``train``.
     """
+    if not 0.0 <= test_share <= 1.0:
+        raise ValueError(f"--test-share must be between 0 and 1, not {test_share}")
     if n < 0 or n > 1_000_000:
         raise ValueError(f"--n must be between 0 and 1000000, not {n}")
     if grading not in GRADINGS:
@@ -265,7 +276,11 @@ def generate(
                     solution,
                     write(intent, solution),
                     grading,
-                    {"bins": [b.name for b in template.bins], "seed": seed},
+                    {
+                        "bins": [b.name for b in template.bins],
+                        "seed": seed,
+                        "split": _split(task_id, test_share),
+                    },
                 )
                 record["airline_gym"].update(_profile(pools, intent, record))
                 criteria = record["evaluation_criteria"]
