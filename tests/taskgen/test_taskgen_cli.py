@@ -1,0 +1,74 @@
+"""``airline-gym tasks --kind/--distribution`` and ``audit --tasks`` on generated files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from taskgen_files import generated_file, generated_records
+
+
+def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "airline_gym.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return generated_file(tmp_path_factory.mktemp("cli"), 40, 5)
+
+
+def test_kind_filter_keeps_tasks_with_that_request(path: Path) -> None:
+    records = generated_records(40, 5)
+    want = [r["id"] for r in records if "cancel" in r["airline_gym"]["kinds"]]
+    done = _cli("tasks", "--tasks", path, "--kind", "cancel", "--json")
+    assert done.returncode == 0, done.stderr
+    assert [t["id"] for t in json.loads(done.stdout)] == want and want
+    refused = [r["id"] for r in records if "cancel/refused" in r["airline_gym"]["bins"]]
+    done = _cli("tasks", "--tasks", path, "--kind", "cancel/refused", "--json")
+    assert [t["id"] for t in json.loads(done.stdout)] == refused
+
+
+def test_distribution_counts_every_dimension(path: Path) -> None:
+    records = generated_records(40, 5)
+    done = _cli("tasks", "--tasks", path, "--distribution", "--json")
+    assert done.returncode == 0, done.stderr
+    counts = json.loads(done.stdout)
+    assert set(counts) == {
+        "kind",
+        "outcome",
+        "requests",
+        "db",
+        "tier",
+        "cabin",
+        "passengers",
+        "payment",
+    }
+    assert sum(counts["db"].values()) == len(records)
+    assert counts["db"]["unchanged"] == sum(not r["airline_gym"]["changes_db"] for r in records)
+    assert counts["kind"]["cancel"] == sum("cancel" in r["airline_gym"]["kinds"] for r in records)
+    assert set(counts["tier"]) <= {"regular", "silver", "gold"}
+    table = _cli("tasks", "--tasks", path, "--distribution")
+    assert "payment" in table.stdout and f"{len(records)} tasks" in table.stdout
+
+
+def test_audit_summary_shows_each_agent_by_grading_and_db_change(path: Path) -> None:
+    records = generated_records(40, 5)
+    unchanged = sum(not r["airline_gym"]["changes_db"] for r in records)
+    done = _cli("audit", "--tasks", path)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split("  ")[0]: line for line in done.stdout.splitlines()}
+    assert f"0/{unchanged} (0%)" in rows["strict, DB unchanged"]
+    assert rows["strict, DB unchanged"].count(f"{unchanged}/{unchanged} (100%)") == 2
+    assert rows["strict, all"].count(f"0/{len(records)} (0%)") == 2
+    record = json.loads(_cli("audit", "--tasks", path, "--json").stdout)
+    assert record["counts"]["lookup"] == unchanged and record["counts"]["gold"] == len(records)
