@@ -17,13 +17,10 @@ task's reward basis, so doing nothing scores 0; 'benchmark' grades as the 50 tas
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-from pathlib import Path
-from typing import Any
 
 from airline_gym.errors import ConfigError
+from airline_gym.taskgen.output import write_tasks
 
 MAX_TASKS = 1_000_000
 
@@ -57,18 +54,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="put about this share of the tasks in split 'test' (default 0: all in 'train')",
     )
     parser.add_argument("--out", required=True, metavar="FILE", help="where to write tasks.json")
-
-
-def write_tasks(records: list[dict[str, Any]], out: str | os.PathLike[str]) -> None:
-    """Write ``records`` as tasks.json (two-space indent, a final newline), atomically."""
-    path = Path(out)
-    if path.is_dir():
-        raise ConfigError(f"--out {path} is a directory")
-    if not path.parent.is_dir():
-        raise ConfigError(f"--out {path}: no such directory {path.parent}")
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(records, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -23,9 +23,9 @@ from pathlib import Path
 
 def measure(n: int, seed: int, grading: str = "strict") -> dict[str, object]:
     """Generate ``n`` tasks and write them; the figures as a dict."""
-    from airline_gym.cli.generate import write_tasks
     from airline_gym.domain.database import load_pristine
     from airline_gym.taskgen.generate import generate
+    from airline_gym.taskgen.output import write_tasks
 
     load_pristine()  # parsing db.json is not generating
     start = time.perf_counter()

@@ -7,8 +7,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from airline_gym.cli.generate import write_tasks
 from airline_gym.taskgen.generate import generate
+from airline_gym.taskgen.output import write_tasks
 
 
 @cache

@@ -72,3 +72,15 @@ def test_audit_summary_shows_each_agent_by_grading_and_db_change(path: Path) -> 
     assert rows["strict, all"].count(f"0/{len(records)} (0%)") == 2
     record = json.loads(_cli("audit", "--tasks", path, "--json").stdout)
     assert record["counts"]["lookup"] == unchanged and record["counts"]["gold"] == len(records)
+
+
+def test_same_seed_gives_a_byte_identical_file(tmp_path: Path) -> None:
+    outs = []
+    for name, seed in (("a", "9"), ("b", "9"), ("c", "10")):
+        out = tmp_path / f"{name}.json"
+        done = _cli("generate", "--n", "30", "--seed", seed, "--out", out)
+        assert done.returncode == 0, done.stderr
+        assert "wrote 30 tasks" in done.stdout and "466 users" in done.stderr
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1] and outs[0] != outs[2]
+    assert outs[0].endswith(b"]\n") and len(json.loads(outs[0])) == 30
