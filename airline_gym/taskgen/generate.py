@@ -158,15 +158,20 @@ def _intent(pools: Pools, user_id: str, requests: Sequence[Request]) -> Intent:
 
 def _profile(pools: Pools, intent: Intent, record: dict[str, Any]) -> dict[str, Any]:
     """Tier, cabin, passengers and payment methods, for the distribution tables."""
-    first = intent.requests[0]
-    cabin, passengers = first.cabin, len(first.passengers)
-    if first.reservation_id:
-        res = pools.db.reservations[first.reservation_id]
-        cabin, passengers = res["cabin"], len(res["passengers"])
+    cabin: str | None = None
+    passengers = 0
+    for request in intent.requests:  # the first request about a reservation or a booking
+        if request.reservation_id:
+            res = pools.db.reservations[request.reservation_id]
+            cabin, passengers = res["cabin"], len(res["passengers"])
+            break
+        if request.kind == "book":
+            cabin, passengers = request.cabin, len(request.passengers)
+            break
     return {
         "tier": pools.user(intent.user_id)["membership"],
-        "cabin": cabin,
-        "passengers": passengers,
+        "cabin": cabin or "-",
+        "passengers": passengers or "-",
         "payment_methods": payment_sources(record["evaluation_criteria"]["actions"]),
     }
 
