@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from airline_gym.domain.intents import (
     QUESTIONS,
@@ -33,6 +34,7 @@ __all__ = [
     "change_cabin",
     "change_count",
     "change_flights",
+    "change_route",
     "compensation",
     "edit_passenger",
     "info",
@@ -101,7 +103,9 @@ def cancel(reasons: Sequence[str]) -> Callable[[random.Random, Pools, Reservatio
 
 
 def _rule(rng: random.Random, date: str) -> FlightRule:
-    return FlightRule(date=date, pick=rng.choice(("cheapest", "earliest", "latest")))
+    """A stated rule: the cheapest, earliest, latest or fastest on a date; mostly direct."""
+    pick = rng.choice(("cheapest", "cheapest", "earliest", "latest", "fastest"))
+    return FlightRule(date=date, pick=pick, direct_only=rng.random() < 0.8)  # type: ignore[arg-type]
 
 
 def change_flights(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
@@ -128,6 +132,19 @@ def change_flights(rng: random.Random, pools: Pools, facts: ReservationFacts) ->
         payment=payment,
         insist=rng.randrange(2),
     )
+
+
+def change_route(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
+    """A flight change that would end one direction somewhere else (the policy refuses)."""
+    request = change_flights(rng, pools, facts)
+    if request is None:
+        return None
+    leg = request.legs[0]
+    res = pools.db.reservations[facts.reservation_id]
+    ends = res["destination"] if leg.direction == "outbound" else res["origin"]
+    elsewhere = sorted({d for (o, d) in pools.routes if d != ends and d != res["origin"]})
+    moved = Leg(leg.direction, leg.rule, rng.choice(elsewhere))
+    return Request(**{**request.__dict__, "legs": (moved, *request.legs[1:])})
 
 
 def change_cabin(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
@@ -239,6 +256,26 @@ def info(
     return user, Request("info", question=question)
 
 
+def _split_payment(rng: random.Random, methods: list[Any]) -> tuple[PaymentPart, ...]:
+    """One card; or a certificate and/or up to two gift cards first (each covering what its
+    balance can, in order), then a credit card for the rest: within the policy's limits (one
+    certificate, one credit card, three gift cards)."""
+    by_source: dict[str, list[str]] = {}
+    for m in methods:
+        by_source.setdefault(m["source"], []).append(m["id"])
+    credit, gifts = by_source.get("credit_card", []), by_source.get("gift_card", [])
+    if not credit:
+        return (PaymentPart(rng.choice(gifts)),) if gifts else ()
+    parts: list[PaymentPart] = []
+    if by_source.get("certificate") and rng.random() < 0.35:
+        parts.append(PaymentPart(rng.choice(by_source["certificate"])))
+    if gifts and rng.random() < 0.35:
+        parts += [PaymentPart(g) for g in rng.sample(gifts, min(len(gifts), rng.randint(1, 2)))]
+    if not parts and gifts and rng.random() < 0.3:
+        return (PaymentPart(rng.choice(gifts)),)
+    return (*parts, PaymentPart(rng.choice(credit)))
+
+
 def book(
     rng: random.Random, pools: Pools, user: str | None, taken: frozenset[str]
 ) -> tuple[str, Request] | None:
@@ -260,14 +297,9 @@ def book(
         people.append(_someone(rng, pools))
     cabin = rng.choice(("basic_economy", "economy", "business"))
     methods = sorted(record["payment_methods"].values(), key=lambda m: m["id"])
-    cards = [m["id"] for m in methods if m["source"] in ("credit_card", "gift_card")]
-    if not cards:
+    payment = _split_payment(rng, methods)
+    if not payment:
         return None
-    payment: tuple[PaymentPart, ...] = (PaymentPart(rng.choice(cards)),)
-    certificates = [m for m in methods if m["source"] == "certificate"]
-    if certificates and rng.random() < 0.4:  # a certificate first, the rest on a card
-        cert = rng.choice(certificates)
-        payment = (PaymentPart(cert["id"], int(cert["amount"])), *payment)
     return user, Request(
         "book",
         trip=Trip(origin, destination, _rule(rng, out_date), return_rule),

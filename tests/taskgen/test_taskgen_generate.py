@@ -123,3 +123,21 @@ def test_generate_bad_input_is_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert code == 2 and text in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "t.json").exists()
+
+
+def test_generated_tasks_name_their_split(tmp_path: Path) -> None:
+    from airline_gym.domain.tasks import load_task_set
+    from airline_gym.integrations.task_rows import task_seeds
+    from airline_gym.taskgen.output import write_tasks
+
+    records = generate(60, 0, kinds=REFUSALS, solve=refuse_all, test_share=0.3).records
+    path = tmp_path / "gen.json"
+    write_tasks(records, path)
+    task_set = load_task_set(path)
+    test = [r["id"] for r in records if r["airline_gym"]["split"] == "test"]
+    assert 5 < len(test) < 35  # about 30%, by a hash of the id
+    assert list(task_set.splits["test"]) == test
+    assert len(task_set.splits["train"]) + len(test) == 60 == len(task_set.splits["base"])
+    assert [t for t, _ in task_seeds(split="test", tasks=path)] == test
+    with pytest.raises(ValueError, match="test-share"):
+        generate(5, 0, solve=refuse_all, test_share=float("nan"))
