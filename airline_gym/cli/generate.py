@@ -75,6 +75,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     write_tasks(made.records, args.out)
+    errors = {k: v for k, v in made.rejected.items() if k.startswith("error")}
+    if errors:  # proposals the solver or the instructions writer could not handle: skipped
+        shown = ", ".join(f"{v} x {k[7:]}" for k, v in sorted(errors.items()))
+        print(f"skipped proposals that raised: {shown}", file=sys.stderr)
     changing = sum(r["airline_gym"]["changes_db"] for r in made.records)
     print(
         f"wrote {len(made.records)} tasks to {args.out} (grading {args.grading}; "

@@ -128,13 +128,13 @@ BINS: tuple[Bin, ...] = (
     _res(
         "change_flights/basic",
         "refused",
-        6,
+        7,
         lambda f: f.cabin == "basic_economy" and _unflown(f),
         change_flights,
     ),
     _res("change_flights/route", "refused", 2, _changeable, change_route),
     _res("change_cabin", "granted", 6, _unflown, change_cabin),
-    _res("change_cabin/flown", "refused", 4, lambda f: f.flown and not f.cancelled, change_cabin),
+    _res("change_cabin/flown", "refused", 5, lambda f: f.flown and not f.cancelled, change_cabin),
     _res("add_bags", "granted", 4, _unflown, add_bags),
     _res("edit_passenger", "granted", 3, _unflown, edit_passenger),
     _res("change_count", "refused", 3, _unflown, change_count, lookups=False),
@@ -167,5 +167,5 @@ BINS: tuple[Bin, ...] = (
         lambda f: bool(f.cancelled or f.delayed) and not _covered(f),
         compensation(None),
     ),
-    Bin("info", "info", "granted", False, 6, info),
+    Bin("info", "info", "granted", False, 7, info),
 )

@@ -9,6 +9,7 @@ are left out of the pools.
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from typing import Any
 from airline_gym.domain.database import PristineDB
 from airline_gym.domain.decisions import Solution
 from airline_gym.domain.intents import Intent, Request
+from airline_gym.errors import describe_exception
 from airline_gym.taskgen.assemble import GRADINGS, assemble, changes_db, sequence_key
 from airline_gym.taskgen.bins import BINS, Bin
 from airline_gym.taskgen.pools import Pools, build_pools
@@ -26,6 +28,8 @@ __all__ = ["COMBOS", "Generated", "Template", "generate", "templates"]
 
 Solve = Callable[[Any, Intent], Solution]
 Write = Callable[[Intent, Solution], Any]
+
+log = logging.getLogger(__name__)
 
 _BY_NAME = {b.name: b for b in BINS}
 #: Combinations of 2-3 requests of one customer: (bins, on one reservation, weight).
@@ -271,15 +275,21 @@ def generate(
                 why = "no fitting reservation"
             else:
                 intent = _intent(pools, *proposal)
-                solution = decide(db.fork(), intent)
-                why = _fits(template, solution, grading)
+                try:
+                    solution = decide(db.fork(), intent)
+                    why = _fits(template, solution, grading)
+                    instructions = write(intent, solution) if not why else {}
+                except Exception as exc:  # a proposal no lane can handle is skipped, counted
+                    why = f"error: {type(exc).__name__}"
+                    if why not in out.rejected:
+                        log.warning("generate: %s on %s", describe_exception(exc), intent)
             if not why:
                 task_id = f"g{seed}_{len(out.records)}"
                 record = assemble(
                     task_id,
                     intent,
                     solution,
-                    write(intent, solution),
+                    instructions,
                     grading,
                     {
                         "bins": [b.name for b in template.bins],
@@ -303,6 +313,7 @@ def generate(
                     out.records.append(record)
                     failures[template.name] = 0
                     break
-            out.rejected[why.split(":")[0]] = out.rejected.get(why.split(":")[0], 0) + 1
+            cause = why if why.startswith("error") else why.split(":")[0]
+            out.rejected[cause] = out.rejected.get(cause, 0) + 1
             failures[template.name] += 1
     return out

@@ -54,15 +54,15 @@ def test_each_documented_command_runs_as_written(name: str, tmp_path: Path) -> N
     text = PAGE.read_text(encoding="utf-8")
     if name == "generate":
         audit = outputs["airline-gym audit --tasks train.json"]
-        assert re.search(r"strict, all\s+0/500 \(0%\)\s+0/500 \(0%\)\s+198/500 \(40%\)", audit)
-        assert "| strict, DB unchanged (198) | 0% | 0% | 100% | 100% |" in text
+        assert re.search(r"strict, all\s+0/500 \(0%\)\s+0/500 \(0%\)\s+212/500 \(42%\)", audit)
+        assert "| strict, DB unchanged (212) | 0% | 0% | 100% | 100% |" in text
         counts = json.loads(
             run_line("airline-gym tasks --tasks train.json --distribution --json", tmp_path).stdout
         )
-        assert counts["db"] == {"changes": 302, "unchanged": 198}
-        assert counts["tier"] == {"gold": 169, "regular": 167, "silver": 164}
-        assert "| tier | gold 169, regular 167, silver 164 |" in text
+        assert counts["db"] == {"changes": 288, "unchanged": 212}
+        assert counts["tier"] == {"gold": 178, "regular": 156, "silver": 166}
+        assert "| tier | gold 178, silver 166, regular 156 |" in text
     if name == "benchmark-grading":
         audit = outputs["airline-gym audit --tasks benchmark-graded.json"]
-        assert re.search(r"benchmark, all\s+183/500 \(37%\)\s+183/500 \(37%\)", audit)
-        assert "| benchmark, all (500) | **37%** | **37%** | 44% | 100% |" in text
+        assert re.search(r"benchmark, all\s+196/500 \(39%\)\s+196/500 \(39%\)", audit)
+        assert "| benchmark, all (500) | **39%** | **39%** | 47% | 100% |" in text

@@ -141,3 +141,17 @@ def test_generated_tasks_name_their_split(tmp_path: Path) -> None:
     assert [t for t, _ in task_seeds(split="test", tasks=path)] == test
     with pytest.raises(ValueError, match="test-share"):
         generate(5, 0, solve=refuse_all, test_share=float("nan"))
+
+
+def test_a_proposal_the_solver_cannot_decide_is_skipped_and_counted() -> None:
+    calls = []
+
+    def flaky(db: object, intent: Intent) -> Solution:
+        calls.append(intent)
+        if len(calls) % 2:
+            raise ValueError("cannot decide")
+        return refuse_all(db, intent)
+
+    made = generate(10, 0, kinds=REFUSALS, solve=flaky)
+    assert len(made.records) == 10
+    assert made.rejected["error: ValueError"] >= 10
