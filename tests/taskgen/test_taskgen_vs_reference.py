@@ -201,7 +201,16 @@ def test_benchmark_graded_tasks_graded_as_the_reference_grades_them(
     tmp_path_factory: pytest.TempPathFactory, agent: str
 ) -> None:
     path = generated_file(tmp_path_factory.mktemp("b"), BENCHMARK_N, 12, "benchmark")
-    records = diverse(generated_records(BENCHMARK_N, 12, "benchmark"), 5)
+    every = generated_records(BENCHMARK_N, 12, "benchmark")
+    records = diverse(every, 4)
+    records += [  # a refusal with nothing to say: what doing nothing passes here
+        next(
+            r
+            for r in every
+            if not r["airline_gym"]["changes_db"]
+            and not r["evaluation_criteria"]["communicate_info"]
+        )
+    ]
     passed = []
     for record in records:
         ours, theirs = _both(path, record, agent)
