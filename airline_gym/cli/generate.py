@@ -17,8 +17,10 @@ task's reward basis, so doing nothing scores 0; 'benchmark' grades as the 50 tas
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
+from airline_gym.data.limits import ENV_MAX_FILE_MB, TASKS_MAX_BYTES
 from airline_gym.errors import ConfigError
 from airline_gym.taskgen.output import write_tasks
 
@@ -75,6 +77,14 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     write_tasks(made.records, args.out)
+    size = os.path.getsize(args.out)
+    if size > TASKS_MAX_BYTES and not os.environ.get(ENV_MAX_FILE_MB):  # refused elsewhere
+        print(
+            f"note: {args.out} is {size / 2**20:.0f} MiB, over the {TASKS_MAX_BYTES // 2**20} MiB "
+            "a tasks file may have elsewhere: generate fewer tasks per file (about 14,000 fit) "
+            "or set $AIRLINE_GYM_MAX_FILE_MB",
+            file=sys.stderr,
+        )
     errors = {k: v for k, v in made.rejected.items() if k.startswith("error")}
     if errors:  # proposals the solver or the instructions writer could not handle: skipped
         shown = ", ".join(f"{v} x {k[7:]}" for k, v in sorted(errors.items()))

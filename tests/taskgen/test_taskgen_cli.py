@@ -84,3 +84,18 @@ def test_same_seed_gives_a_byte_identical_file(tmp_path: Path) -> None:
         outs.append(out.read_bytes())
     assert outs[0] == outs[1] and outs[0] != outs[2]
     assert outs[0].endswith(b"]\n") and len(json.loads(outs[0])) == 30
+
+
+def test_a_file_too_large_for_the_other_commands_is_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from airline_gym.cli import generate as command
+    from airline_gym.cli.main import main
+
+    monkeypatch.delenv("AIRLINE_GYM_MAX_FILE_MB", raising=False)
+    monkeypatch.setattr(command, "TASKS_MAX_BYTES", 10_000)
+    assert main(["generate", "--n", "5", "--out", str(tmp_path / "t.json")]) == 0
+    assert "over the 0 MiB a tasks file may have elsewhere" in capsys.readouterr().err
+    monkeypatch.setattr(command, "TASKS_MAX_BYTES", 10**9)
+    assert main(["generate", "--n", "5", "--out", str(tmp_path / "t.json")]) == 0
+    assert "note:" not in capsys.readouterr().err
