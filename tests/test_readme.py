@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -81,3 +82,34 @@ def test_the_readme_commands_parse_as_written() -> None:
     evaluated = build_parser().parse_args(commands[0][1:])
     assert evaluated.benchmark == "tau3" and evaluated.trials == 4
     assert evaluated.agent_api_base == "http://localhost:8000/v1"  # the agent's server
+
+
+def test_the_trainer_hook_takes_a_generated_file(tmp_path: Path, monkeypatch) -> None:
+    """The README's TRL block, its two calls of ours as written, on the file the README's
+    ``generate`` command writes: the rows and the env play the generated tasks."""
+    import ast
+
+    pytest.importorskip("trl")
+    from airline_gym.integrations.trl import dataset_rows, make_environment_factory
+    from airline_gym.taskgen.generate import generate
+    from airline_gym.taskgen.output import write_tasks
+
+    block = next(block for block in python_blocks() if "GRPOTrainer" in block)
+    calls = {
+        node.func.id: ast.unparse(node)
+        for node in ast.walk(ast.parse(block))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    readme = README.read_text(encoding="utf-8")
+    command = re.search(r"`airline-gym generate --n \d+ --seed (\d+) --out\s+(\S+)`", readme)
+    assert command is not None and command.group(2) == "train-tasks.json"
+    monkeypatch.chdir(tmp_path)
+    write_tasks(generate(20, seed=int(command.group(1))).records, "train-tasks.json")
+    names = {"dataset_rows": dataset_rows, "make_environment_factory": make_environment_factory}
+    rows = eval(calls["dataset_rows"], names)  # as the README writes them
+    factory = eval(calls["make_environment_factory"], names)
+    generated = {t["id"] for t in json.loads(Path("train-tasks.json").read_text())}
+    assert len(rows) == 20 and {row["task_id"] for row in rows} == generated
+    env = factory()
+    env.reset(**rows[0])
+    assert env.task_id == rows[0]["task_id"] and env.env.episode.task.raw.get("airline_gym")

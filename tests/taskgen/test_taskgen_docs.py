@@ -40,11 +40,11 @@ def run_line(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_page_marks_the_commands() -> None:
-    assert set(blocks()) == {"generate", "benchmark-grading", "kinds"}
-    assert PAGE.read_text(encoding="utf-8").count("<!-- run: ") == 3
+    assert set(blocks()) == {"generate", "benchmark-grading", "kinds", "warm-start"}
+    assert PAGE.read_text(encoding="utf-8").count("<!-- run: ") == 4
 
 
-@pytest.mark.parametrize("name", ["generate", "benchmark-grading", "kinds"])
+@pytest.mark.parametrize("name", ["generate", "benchmark-grading", "kinds", "warm-start"])
 def test_each_documented_command_runs_as_written(name: str, tmp_path: Path) -> None:
     outputs = {}
     for line in blocks()[name]:
@@ -66,3 +66,9 @@ def test_each_documented_command_runs_as_written(name: str, tmp_path: Path) -> N
         audit = outputs["airline-gym audit --tasks benchmark-graded.json"]
         assert re.search(r"benchmark, all\s+196/500 \(39%\)\s+196/500 \(39%\)", audit)
         assert "| benchmark, all (500) | **39%** | **39%** | 47% | 100% |" in text
+    if name == "warm-start":
+        rows = [json.loads(line) for line in (tmp_path / "sft.jsonl").read_text().splitlines()]
+        assert rows and all(row["reward"] == 1.0 for row in rows)
+        assert all(row["messages"][0]["role"] == "system" and row["tools"] for row in rows)
+        generated = {r["id"] for r in json.loads((tmp_path / "train.json").read_text())}
+        assert {row["task_id"] for row in rows} <= generated
