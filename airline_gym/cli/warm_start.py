@@ -25,6 +25,7 @@ import argparse
 import math
 import sys
 
+from airline_gym.cli.flags import add_task_ids_argument, task_ids
 from airline_gym.cli.options import add_benchmark_arguments
 
 __all__ = ["add_arguments", "run"]
@@ -53,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, metavar="FILE", help="the JSONL file to write")
     add_benchmark_arguments(parser)
     parser.add_argument("--split", default="base", help="train, test or base (all; default)")
-    parser.add_argument("--task-ids", metavar="IDS", help="comma-separated task ids, e.g. 1,2,3")
+    add_task_ids_argument(parser)
     parser.add_argument(
         "--agent", choices=WARM_START_AGENTS, default="gold-dialogue", help="(gold-dialogue)"
     )
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym warm-start``."""
     from airline_gym.harness.warm_start import warm_start
 
-    ids = [t for t in (args.task_ids or "").split(",") if t.strip()] or None
+    ids = task_ids(args.task_ids)
     try:
         done = warm_start(
             args.out,

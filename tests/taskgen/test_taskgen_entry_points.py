@@ -52,7 +52,9 @@ def eval_and_regrade(path: Path, tmp: Path) -> None:
     assert all(s["reward_info"]["reward"] == 1.0 for s in sims)
     regraded = _cli("regrade", out, "--json")
     assert regraded.returncode == 0, regraded.stderr
-    assert str(len(_ids())) in regraded.stdout
+    rows = [json.loads(line) for line in regraded.stdout.splitlines()]
+    assert sorted(r["task_id"] for r in rows) == sorted(_ids())
+    assert all(r["agrees"] for r in rows)
 
 
 def audit(path: Path, tmp: Path) -> None:
