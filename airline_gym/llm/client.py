@@ -83,8 +83,9 @@ class ChatModel(Protocol):
 class LiteLLMChatModel:
     """A :class:`ChatModel` that reaches any provider through litellm.
 
-    ``num_retries`` counts retries as litellm's ``num_retries`` does: ``num_retries=3`` makes
-    at most 4 requests (``max_retries`` is accepted as another name for it). Retried: timeouts,
+    ``num_retries`` counts retries: ``num_retries=3`` makes at most 4 requests, whatever is
+    installed (litellm's own makes 4, or 7 when ``tenacity`` is importable: it then retries
+    the SDK's retried call n times more). ``max_retries`` is another name for it. Retried: timeouts,
     connection errors, HTTP 408/409/429/5xx, empty replies (when ``require_content``) and tool
     calls whose arguments are not a JSON object (when ``validate_tool_json``). Backoff is
     exponential from ``backoff`` seconds with jitter, capped at ``backoff_cap``; a 429's
