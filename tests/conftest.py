@@ -3,16 +3,24 @@
 The tau3 benchmark's files are the ones in ``../shared/reference/`` (beside the repository, as
 CI lays it out): a session folder holding them under their tau3 names serves as
 ``$AIRLINE_GYM_TAU3_DIR`` for every test (tests of the download path unset it). Without
-``../shared`` the tests that need them skip, except under ``CI``, where they fail.
+``../shared`` the user's cached tau3 files serve; without either, the tests that need them skip,
+except under ``CI``, where they fail.
+
+Every test reaches loopback only (``no_network.py``: in this process and in Python children),
+and the session uses a temporary data cache filled once from the user's (``session_cache.py``).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+import subprocess
+import tempfile
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
+import no_network
 import pytest
 
 # litellm fetches a model cost map over the network at import unless told otherwise.
@@ -22,6 +30,119 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 TAU3_TASKS = SHARED / "reference" / "tau3-airline-tasks.json"
 TAU3_GUIDELINES = SHARED / "reference" / "tau3-simulation-guidelines.md"
 TAU3_DIR_ENV = "AIRLINE_GYM_TAU3_DIR"
+_SESSION_HOME = "AIRLINE_GYM_TEST_CACHE_HOME"  # set once: xdist's workers inherit it
+_SITE = str(Path(__file__).resolve().parent / "no_network_site")
+
+
+def _user_tau3() -> tuple[Path, Path]:
+    """The user's cached tau3 files (``AIRLINE_GYM_TAU3_DIR``'s names), before the session's
+    cache replaces the user's."""
+    from airline_gym.data.tau3 import _verified, tau3_cache_dir
+
+    folder = tau3_cache_dir()  # xdist's workers: the session cache's copy
+    if not _verified(folder):
+        folder = SHARED / "reference"  # absent: the tests that need them skip
+        return folder / TAU3_TASKS.name, folder / TAU3_GUIDELINES.name
+    return folder / "tasks.json", folder / "simulation_guidelines.md"
+
+
+if not (TAU3_TASKS.is_file() and TAU3_GUIDELINES.is_file()):
+    TAU3_TASKS, TAU3_GUIDELINES = _user_tau3()
+
+
+def _with_guard(env: dict[str, str]) -> dict[str, str]:
+    """``env`` for a child process, with the network guard on its ``PYTHONPATH``."""
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if _SITE not in paths:
+        env = {**env, "PYTHONPATH": os.pathsep.join([_SITE, *paths])}
+    for name in (no_network.ENV_LOG, "PYTEST_CURRENT_TEST", no_network.ENV_ALLOW):
+        if name in os.environ and name not in env:
+            env = {**env, name: os.environ[name]}
+    return env
+
+
+_real_popen_init = subprocess.Popen.__init__
+
+
+def _popen_init(self: subprocess.Popen[Any], args: Any, *rest: Any, **kwargs: Any) -> None:
+    if kwargs.get("env") is not None:
+        kwargs["env"] = _with_guard(dict(kwargs["env"]))
+    _real_popen_init(self, args, *rest, **kwargs)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Guard the network (here and in children) and give the session its own data cache."""
+    import session_cache
+
+    no_network.install()
+    subprocess.Popen.__init__ = _popen_init  # type: ignore[method-assign]
+    os.environ["AIRLINE_GYM_TEST_PARENT_PID"] = str(os.getpid())
+    os.environ.update(_with_guard(dict(os.environ)))
+    if not os.environ.get(_SESSION_HOME):  # the first process (xdist's controller, or alone)
+        home = Path(tempfile.mkdtemp(prefix="airline-gym-tests-"))
+        config.stash[_OWN_HOME] = home
+        try:
+            session_cache.fill(home)
+        except RuntimeError as exc:
+            shutil.rmtree(home, ignore_errors=True)
+            raise pytest.UsageError(str(exc)) from None
+        os.environ[_SESSION_HOME] = str(home)
+        os.environ["XDG_CACHE_HOME"] = str(home)
+    home = Path(os.environ[_SESSION_HOME])
+    os.environ[no_network.ENV_LOG] = str(home / f"netlog-{os.getpid()}")
+
+
+_OWN_HOME = pytest.StashKey[Path]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the session's cache (by the process that made it)."""
+    home = config.stash.get(_OWN_HOME, None)
+    if home is not None:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
+    """Fail a test whose fixtures reached outside loopback (see :func:`_guarded`)."""
+    return (yield from _guarded(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    """Fail a test that reached outside loopback (see :func:`_guarded`)."""
+    return (yield from _guarded(item))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, Any, Any]:
+    """Fail a test whose fixtures' teardown reached outside loopback (see :func:`_guarded`)."""
+    return (yield from _guarded(item))
+
+
+def _guarded(item: pytest.Item) -> Generator[None, Any, Any]:
+    """Run one phase of ``item``; fail it if it (or a child process) reached outside loopback,
+    even when the refusal was caught. Tests marked ``network`` may (never run by default)."""
+    allowed = item.get_closest_marker("network") is not None
+    if allowed:
+        os.environ[no_network.ENV_ALLOW] = "allow"
+    try:
+        return (yield)
+    finally:
+        os.environ.pop(no_network.ENV_ALLOW, None)
+        blocked = _blocked()
+        if blocked and not allowed:
+            pytest.fail("network outside loopback: " + " | ".join(blocked), pytrace=False)
+
+
+def _blocked() -> list[str]:
+    """What the guard blocked since the last call, here and in this process's children."""
+    found = no_network.take_violations()
+    log = Path(os.environ[no_network.ENV_LOG])
+    if log.is_file():
+        found += log.read_text(encoding="utf-8", errors="replace").splitlines()
+        log.unlink()
+    return found
 
 
 def need_shared_tau3() -> None:
@@ -29,7 +150,10 @@ def need_shared_tau3() -> None:
     missing = [p.name for p in (TAU3_TASKS, TAU3_GUIDELINES) if not p.is_file()]
     if not missing:
         return
-    reason = f"{SHARED / 'reference'} lacks {', '.join(missing)} (clone shared/ beside the repo)"
+    reason = (
+        f"{SHARED / 'reference'} lacks {', '.join(missing)} and the cache has no tau3 files (clone "
+        "shared/ beside the repo, or run `airline-gym tasks --benchmark tau3` once to cache them)"
+    )
     if os.environ.get("CI"):
         pytest.fail(f"CI lays out ../shared beside the repository, but {reason}")
     pytest.skip(reason)

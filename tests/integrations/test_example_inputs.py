@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from optional_libs import require
 
+from tests.conftest import need_shared_tau3
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 GRPO = ["grpo_rollouts.py", "--model", "openai/x", "--api-base", "http://127.0.0.1:9/v1"]
 RAY = ["ray_rollouts.py"]
@@ -42,6 +44,8 @@ def test_bad_input_is_one_line(
 ) -> None:
     if example is RAY:
         require("ray")  # the script imports the Ray integration first
+    if "tau3" in args:
+        need_shared_tau3()  # the tau3 files at hand: never downloaded by the tests
     done = _run(*example, *args, "--out", str(tmp_path / "o.jsonl"))
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip().splitlines() == [done.stderr.strip()]
