@@ -18,6 +18,7 @@ FLOORS: dict[str, int] = {
     "errors": 0,
     "progress": 0,  # the status line of long work: stdlib only
     "numbers": 0,  # the one check of numbers a user gives (finite): errors and stdlib only
+    "file_lock": 0,  # a lock file between processes, removed after use
     "conftest": 0,  # pytest's doctest selection (not shipped): stdlib only
     "data": 1,
     "llm": 1,

@@ -99,32 +99,18 @@ def _cache_ok(folder: Path) -> bool:
 
 @contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``path`` (no-op where ``fcntl`` is unavailable)."""
-    import time
+    """Hold the lock of ``path`` while the cache is written (the file is removed after)."""
+    from airline_gym.file_lock import LockBusy, exclusive
 
     try:
-        import fcntl
-    except ImportError:  # pragma: no cover - non-POSIX: rely on the atomic rename alone
-        yield
-        return
-    with open(path, "a+b") as fh:
-        deadline = time.monotonic() + _LOCK_TIMEOUT_S
-        while True:
-            try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise DataError(
-                        f"Timed out after {_LOCK_TIMEOUT_S:.0f} s waiting for another process "
-                        f"to fetch the airline data (lock {path}). Retry; if it persists, set "
-                        f"{ENV_DATA_DIR} to a folder with the data files."
-                    ) from None
-                time.sleep(0.1)
-        try:
+        with exclusive(path, _LOCK_TIMEOUT_S):
             yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    except LockBusy:
+        raise DataError(
+            f"Timed out after {_LOCK_TIMEOUT_S:.0f} s waiting for another process "
+            f"to fetch the airline data (lock {path}). Retry; if it persists, set "
+            f"{ENV_DATA_DIR} to a folder with the data files."
+        ) from None
 
 
 def _remove_tree(target: Path, parent: Path) -> None:

@@ -7,10 +7,10 @@ saving costs the same for the 10th and the 10,000th simulation. At the end the r
 A killed run leaves the journal (and, when it was resuming, the previous ``OUT``); ``--resume``
 reads both. A torn last journal line (the process died mid-write) is ignored.
 
-Only one run may write ``OUT`` at a time: a lock (the ``filelock`` package: cross-platform) is
-held from before the "does it exist" check to the end; a second run on the same ``OUT`` is
-refused at once with one line. The lock file lives in the user's cache folder (``locks/``,
-named after ``OUT``'s real path), so nothing is left beside ``OUT``.
+Only one run may write ``OUT`` at a time: a lock (:mod:`airline_gym.file_lock`) is held from
+before the "does it exist" check to the end; a second run on the same ``OUT`` is refused at once
+with one line. The lock file lives in the user's cache folder (``locks/``, named after ``OUT``'s
+real path), so nothing is left beside ``OUT``, and is removed when the run ends.
 
 ``OUT`` may be a symbolic link: the file it points to is written (atomically) and the link
 stays. A file system that refuses a write (disk full, read-only, a directory where a file
@@ -27,10 +27,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from filelock import FileLock, Timeout
-
 from airline_gym.data.limits import RESULTS_MAX_BYTES, read_limited
 from airline_gym.errors import ConfigError, SaveError
+from airline_gym.file_lock import LockBusy, exclusive
 from airline_gym.harness.results import JSONObject, Results, encode, parse_json, write_atomic
 from airline_gym.harness.results.io import check_simulation
 
@@ -44,7 +43,8 @@ class RunFile:
         given = Path(path)
         self.path = Path(os.path.realpath(given)) if given.is_symlink() else given
         self.journal = self.path.with_name(self.path.name + ".journal")
-        self._lock = FileLock(str(_lock_path(self.path)), timeout=0)
+        self._lock_file = _lock_path(self.path)
+        self._lock = contextlib.ExitStack()
         self._file: IO[str] | None = None
         self._valid_size: int | None = None
         self._saved_lines = 0  # simulations this run appended to the journal
@@ -61,11 +61,10 @@ class RunFile:
             ) from None
         if self.journal.exists() and not self.journal.is_file():
             raise ConfigError(f"{self.journal} is not a file: remove it, or choose another out")
-        with _saving(self._lock.lock_file, "create the lock"):
-            Path(self._lock.lock_file).parent.mkdir(parents=True, exist_ok=True)
+        with _saving(self._lock_file, "create the lock"):
             try:
-                self._lock.acquire()
-            except Timeout:
+                self._lock.enter_context(exclusive(self._lock_file, timeout=0))
+            except LockBusy:
                 raise ConfigError(
                     f"{self.path} is being written by another run; wait for it to finish "
                     "or choose another results file"
@@ -81,7 +80,7 @@ class RunFile:
             self._file = None
         if exc_type is not None and self._made_journal and not self._saved_lines:
             self.journal.unlink(missing_ok=True)  # failed before any episode was saved
-        self._lock.release()
+        self._lock.close()
 
     def exists(self) -> bool:
         """Whether a finished file or a journal of this run is on disk."""

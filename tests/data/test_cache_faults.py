@@ -92,7 +92,7 @@ def assert_verified(cache: Path) -> None:
     for name in data.DATA_FILE_NAMES:
         digest = hashlib.sha256((cache / name).read_bytes()).hexdigest()
         assert digest == data.FILE_SHA256[name], name
-    leftovers = {p.name for p in cache.parent.iterdir()} - {cache.name, f".{cache.name}.lock"}
+    leftovers = {p.name for p in cache.parent.iterdir()} - {cache.name}  # no lock file either
     assert not leftovers, leftovers
 
 

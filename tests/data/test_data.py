@@ -45,9 +45,9 @@ def assert_cache_verifies(folder: Path) -> None:
 
 
 def assert_no_leftovers(parent: Path) -> None:
-    """Only the cache folder and the lock file remain next to each other (no temp/trash/wheel)."""
+    """Only the cache folder remains (no lock file, temp, trash or wheel)."""
     names = {p.name for p in parent.iterdir()}
-    assert names <= {cache_dir().name, f".{cache_dir().name}.lock"}, names
+    assert names <= {cache_dir().name}, names
     assert not list(parent.rglob("*.whl"))
 
 
