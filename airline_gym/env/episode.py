@@ -43,6 +43,9 @@ from airline_gym.users.base import Dialogue, UserSimulator, UserSimulatorError
 
 Message = dict[str, Any]
 
+#: The result of a tool call after ``done`` in the same message: it is not run.
+NOT_RUN = "Not run: the agent ended the conversation (done) before this call."
+
 
 @dataclass
 class Episode:
@@ -67,6 +70,8 @@ class Episode:
     system_message: Shared | None = None
     _public: list[Shared] = field(default_factory=list, repr=False)
     _dialogue: Dialogue = field(default_factory=list, repr=False)
+    #: Tool-call id -> why the call could not be read (shown as malformed by ``render``).
+    malformed: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def done(self) -> bool:
@@ -133,28 +138,29 @@ class Episode:
         return self._apply(message)
 
     def _apply(self, message: AgentMessage) -> bool:
+        """Run the message's calls in order; ``done`` ends the conversation where it stands, so
+        the calls after it are not run (each still gets a result: OpenAI's format needs one)."""
         self._add(message.to_openai())
         self.step_count += 1
         done = self.protocol.offers_done
-        calls = [c for c in message.tool_calls if not (done and c.name == DONE_TOOL)]
-        stop = len(calls) < len(message.tool_calls) or (
-            self.protocol.agent_text_stops and STOP in (message.content or "")
-        )
-        if message.tool_calls:
-            for call in message.tool_calls:
-                if done and call.name == DONE_TOOL:
-                    content = "Conversation ended by the agent."
-                elif call.error is not None:
-                    content = f"Error: {call.error}"
-                    self.num_errors += 1
-                else:
-                    result = execute(self.db, call.name, call.arguments)
-                    content = result.content
-                    self.num_errors += result.error
-                self._add({"role": "tool", "tool_call_id": call.id, "content": content})
-            if calls:
-                self.step_count += 1  # the environment's step
-        if stop:
+        ended = ran = False
+        for call in message.tool_calls:
+            if ended:
+                content = NOT_RUN
+            elif done and call.name == DONE_TOOL:
+                content, ended = "Conversation ended by the agent.", True
+            elif call.error is not None:
+                content, ran = f"Error: {call.error}", True
+                self.num_errors += 1
+                self.malformed[call.id] = call.error
+            else:
+                result = execute(self.db, call.name, call.arguments)
+                content, ran = result.content, True
+                self.num_errors += result.error
+            self._add({"role": "tool", "tool_call_id": call.id, "content": content})
+        if ran:
+            self.step_count += 1  # the environment's step
+        if ended or (self.protocol.agent_text_stops and STOP in (message.content or "")):
             self.termination_reason = AGENT_STOP
         self._check_limits()
         return not self.done and not message.tool_calls
