@@ -114,9 +114,9 @@ def run(args: argparse.Namespace) -> int:
         while not (terminated or truncated):
             obs, reward, terminated, truncated, info = env.step(agent.act(obs, info))
     except AgentError:
-        print(transcript(episode.messages, colour=colour))
+        print(transcript(episode.messages, colour=colour, malformed=episode.malformed))
         raise
-    print(transcript(episode.messages, colour=colour))
+    print(transcript(episode.messages, colour=colour, malformed=episode.malformed))
     if "reward_info" not in info:  # the episode ended at reset (the customer failed)
         print(f"the episode ended before the agent's first turn: {info.get('error')}")
         return 1

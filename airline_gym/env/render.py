@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -20,31 +21,38 @@ def colourise(text: str, role: str, colour: bool = True) -> str:
     return f"{_COLOURS.get(role, '')}{_BOLD}{text}{_RESET}" if colour else text
 
 
-def _line(message: dict[str, Any]) -> list[tuple[str, str]]:
+def _line(message: dict[str, Any], malformed: Mapping[str, str]) -> list[tuple[str, str]]:
     role = message["role"]
     out: list[tuple[str, str]] = []
     if message.get("content"):
         out.append((role, str(message["content"])))
     for call in message.get("tool_calls") or ():
         fn = call["function"]
+        why = malformed.get(call.get("id", ""))
+        if why is not None:  # never read: its arguments in the history are a placeholder
+            out.append((role, f"-> {fn['name']}(?) MALFORMED, not run: {why}"))
+            continue
         try:
-            args = (
-                json.loads(fn["arguments"]) if isinstance(fn["arguments"], str) else fn["arguments"]
-            )
-            shown = ", ".join(f"{k}={json.dumps(v)}" for k, v in args.items())
+            raw = fn["arguments"]
+            args = json.loads(raw) if isinstance(raw, str) else raw
+            shown = f"({', '.join(f'{k}={json.dumps(v)}' for k, v in args.items())})"
         except (ValueError, AttributeError, TypeError, RecursionError):
-            shown = str(fn["arguments"])
-        out.append((role, f"-> {fn['name']}({shown})"))
+            shown = f"({fn['arguments']}) MALFORMED: the arguments are not a JSON object"
+        out.append((role, f"-> {fn['name']}{shown}"))
     return out
 
 
 def transcript(
-    messages: list[dict[str, Any]], colour: bool = False, max_tool_chars: int = 400
+    messages: list[dict[str, Any]],
+    colour: bool = False,
+    max_tool_chars: int = 400,
+    malformed: Mapping[str, str] | None = None,
 ) -> str:
-    """One line (or block) per message: ``role: text``; tool results shortened."""
+    """One line (or block) per message: ``role: text``; tool results shortened. ``malformed``
+    (tool-call id -> why, as ``Episode.malformed``): calls shown as malformed, not as called."""
     lines = []
     for message in messages:
-        for role, text in _line(message):
+        for role, text in _line(message, malformed or {}):
             if role == "tool" and len(text) > max_tool_chars:
                 text = text[:max_tool_chars] + f"... ({len(text)} chars)"
             label = f"{role:>9}: "
@@ -76,7 +84,7 @@ def print_new(episode: Episode, already: int, stream: TextIO | None = None) -> i
         lines.append(f"--- task {episode.task.id} ---")
     new = messages[already:]
     if new:
-        lines.append(transcript(new, colour=wants_colour(out)))
+        lines.append(transcript(new, colour=wants_colour(out), malformed=episode.malformed))
     if episode.done and (new or already == 0):
         lines.append(f"--- ended: {episode.termination_reason} ---")
     if lines:
