@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
-import numbers
 import os
 from typing import Any
 
@@ -17,10 +15,12 @@ from airline_gym.domain.prompts import agent_system_prompt
 from airline_gym.domain.tasks import Task, TaskSet, load_task_set, task_key
 from airline_gym.env.copy_on_read import CopyOnRead, Shared
 from airline_gym.env.episode import Episode, Message
+from airline_gym.env.errors import ResetNeeded, ended
 from airline_gym.env.judge import grading_setup, judge_with_cache
 from airline_gym.env.protocols import GYM, Protocol, get_protocol
 from airline_gym.env.render import print_new, transcript
 from airline_gym.env.rewards import RewardConfig
+from airline_gym.env.settings import check_settings, db_path
 from airline_gym.env.spaces import AssistantMessageSpace, MessageListSpace
 from airline_gym.errors import ConfigError
 from airline_gym.llm.reply_cache import ReplyCache, open_reply_cache
@@ -49,10 +49,10 @@ class AirlineEnv(gym.Env[list[Message], Any]):
     (several tool calls run in order as one step), a litellm/OpenAI message object, or a tau2-gym
     string (a JSON tool call, ``get_user_details(user_id='x')``, or plain text for the customer).
     Under ``protocol="gym"`` (default), calling ``done`` or writing ``###STOP###`` ends the episode
-    (``agent_stop``); under ``protocol="leaderboard"`` (``tau2 run``'s) the agent cannot end it. A
-    malformed action never raises: bad tool calls (also tool-call-looking strings that do not parse)
-    get ``Error: ...`` tool results and an action that is not a message at all gets a ``system``
-    error message; both count as errors.
+    (``agent_stop``): calls after ``done`` in its message do not run (their results say so); under
+    ``protocol="leaderboard"`` (``tau2 run``'s) the agent cannot end it. A malformed action never
+    raises: bad tool calls (also tool-call-looking strings that do not parse) get ``Error: ...``
+    tool results, an action that is not a message a ``system`` error; both count as errors.
 
     ## Observation Space
     The new messages since the last action (:class:`~airline_gym.env.spaces.MessageListSpace`): tool
@@ -72,8 +72,8 @@ class AirlineEnv(gym.Env[list[Message], Any]):
     ``truncated`` on ``max_steps``, ``too_many_errors`` or ``user_error`` (the simulator failed;
     the cause is in ``info["error"]``). Grading never raises out of ``step``: if it fails (e.g.
     the NL judge's reply breaks its parser), the episode is ``terminated`` as ``agent_error``,
-    reward 0, and ``info["error"]`` says ``grading the episode (ended: <reason>) failed: <Type>:
-    <text>``.
+    reward 0, ``info["error"]`` = ``grading the episode (ended: <reason>) failed: <Type>: <text>``.
+    ``step()`` after a step returned the end raises ``ResetNeeded`` (Gymnasium's): call ``reset()``.
 
     ## Information
     ``messages`` (system prompt + full history, OpenAI format, ready to send to a model; under
@@ -176,7 +176,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         """
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ConfigError(f"render_mode must be one of {self.metadata['render_modes']}")
-        _check_settings(max_steps, max_errors, error_penalty)
+        check_settings(max_steps, max_errors, error_penalty)
         self.render_mode = render_mode
         self.protocol = get_protocol(protocol)
         self.benchmark = check_benchmark(benchmark)
@@ -210,7 +210,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
                 f"the customer {self.user!r} speaks benchmark {speaks!r} "
                 f"(its guidelines), the env {benchmark!r}: build it with benchmark={benchmark!r}"
             )
-        self.base = load_pristine(None if data_dir is None else _db_path(data_dir))
+        self.base = load_pristine(None if data_dir is None else db_path(data_dir))
         self.system_prompt = agent_system_prompt(data_dir)
         self._system_message = Shared(role="system", content=self.system_prompt)
         # one copy of the tools per process and protocol; every list handed out copies on read
@@ -220,6 +220,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         self.observation_space = MessageListSpace()
         self.episode: Episode | None = None
         self._rendered = 0  # messages of the episode already printed by render_mode="human"
+        self._told = False  # whether a step has returned the episode's ending
 
     # --- gymnasium API -------------------------------------------------------------------------
     def reset(
@@ -262,7 +263,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         """
         episode, errors_before = self._before_step()
         if episode.done:
-            return self._after_done()
+            return self._after_done(refuse=False)
         episode.abort(reason, detail)
         return self._after_step([], errors_before)
 
@@ -274,7 +275,8 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             if self.episode is not None:
                 self._rendered = print_new(self.episode, self._rendered)
             return None
-        return "" if self.episode is None else transcript(self.episode.messages)
+        episode = self.episode
+        return "" if episode is None else transcript(episode.messages, malformed=episode.malformed)
 
     # --- helpers --------------------------------------------------------------------------------
     def _new_episode(self, seed: int | None, options: dict[str, Any] | None) -> Episode:
@@ -310,7 +312,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         return self.episode
 
     def _reset_info(self) -> dict[str, Any]:
-        self._rendered = 0
+        self._rendered, self._told = 0, False  # _told: a step has returned the ending
         if self.render_mode == "human":
             self.render()
         if self.episode is not None and self.episode.done:  # e.g. the customer LLM failed
@@ -320,12 +322,19 @@ class AirlineEnv(gym.Env[list[Message], Any]):
 
     def _before_step(self) -> tuple[Episode, int]:
         if self.episode is None:
-            raise RuntimeError("call reset() before step()")
+            raise ResetNeeded("Cannot call step() before reset()")
         return self.episode, self.episode.num_errors
 
-    def _after_done(self) -> tuple[list[Message], float, bool, bool, dict[str, Any]]:
-        """Stepping past the end: nothing happens and the reward is not repeated."""
+    def _after_done(
+        self, refuse: bool = True
+    ) -> tuple[list[Message], float, bool, bool, dict[str, Any]]:
+        """Past the end: Gymnasium's ``ResetNeeded`` once a step has told the ending; before (a
+        reset that ended, e.g. the customer LLM failed) or on ``abort``, the ending again with
+        reward 0 (the reward is never repeated)."""
         assert self.episode is not None
+        if refuse and self._told:
+            raise ended(self.episode.termination_reason)
+        self._told = True
         truncated = self.episode.termination_reason in TRUNCATING
         return [], 0.0, not truncated, truncated, self._info()
 
@@ -337,6 +346,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         # 0.0 - x, not -x: an ordinary step's reward is 0.0, never -0.0
         reward = 0.0 - self.reward_config.error_penalty * (episode.num_errors - errors_before)
         if episode.done:  # graded first: grading that fails changes the ending
+            self._told = True
             final, reward_info = self.reward_config.final(episode)
             reward += final
             info = {**self._info(), "reward_info": reward_info}
@@ -376,23 +386,3 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         if episode.error_detail:
             info["error"] = episode.error_detail
         return info
-
-
-def _check_settings(max_steps: Any, max_errors: Any, error_penalty: Any) -> None:
-    """Refuse limits that are not whole numbers >= 1 and penalties that are not finite >= 0."""
-    for name, value in (("max_steps", max_steps), ("max_errors", max_errors)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise ConfigError(f"{name} must be a whole number >= 1; got {value!r}")
-    if (
-        isinstance(error_penalty, bool)
-        or not isinstance(error_penalty, numbers.Real)
-        or not math.isfinite(error_penalty)
-        or error_penalty < 0
-    ):
-        raise ConfigError(f"error_penalty must be a finite number >= 0; got {error_penalty!r}")
-
-
-def _db_path(data_dir: str | os.PathLike[str]) -> str:
-    from airline_gym.data import data_files
-
-    return str(data_files(data_dir).db)

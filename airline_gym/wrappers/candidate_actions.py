@@ -67,6 +67,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from airline_gym.env.errors import ended
 from airline_gym.errors import ConfigError
 from airline_gym.wrappers.candidates import Candidate, Knowledge, generate_candidates
 from airline_gym.wrappers.features import GLOBAL_SIZE, SLOT_SIZE, Progress, observation
@@ -143,8 +144,8 @@ class CandidateActionWrapper(gym.Wrapper[np.ndarray, np.int64, list[dict[str, An
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Send the candidate behind index ``action`` (see ``padding``)."""
         index = int(np.asarray(action).reshape(-1)[0])
-        if self._ended is not None:  # stepping past the end, as the env: nothing happens
-            return self._features(), 0.0, *self._ended, dict(self._info)
+        if self._ended is not None:  # stepping past the end refused, as by the env
+            raise ended(self._info.get("termination_reason") or "max_actions")
         self._actions += 1
         candidate = self.decode(index)
         terminated = truncated = False

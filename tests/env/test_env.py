@@ -110,14 +110,14 @@ def test_pickle_round_trip_mid_episode_continues_identically(env_id):
 
 
 # --- termination, rewards, info ----------------------------------------------------------------
-def test_done_ends_with_agent_stop_and_stepping_again_repeats_nothing():
+def test_done_ends_with_agent_stop_and_stepping_again_is_refused():
     env = gym.make("AirlineScripted-v0", task=3)  # must say "4"; the greeting does not
     env.reset(seed=0)
     _obs, reward, terminated, truncated, info = env.step(DONE)
     assert (terminated, truncated, info["termination_reason"]) == (True, False, "agent_stop")
     assert reward == 0.0 and info["reward_info"]["communicate_checks"][0]["met"] is False
-    again = env.step(DONE)
-    assert again[1] == 0.0 and again[2] is True
+    with pytest.raises(gym.error.ResetNeeded, match=r"call reset\(\)"):
+        env.step(DONE)  # Gymnasium's convention (issue 27.36)
 
 
 def test_user_stop_terminates_and_grades():

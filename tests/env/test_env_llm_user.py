@@ -89,8 +89,10 @@ def test_customer_llm_faults_end_the_episode_with_user_error(fault):
         assert "user simulator" in info["error"]
         assert len(server.requests) == 3  # one try plus two bounded retries
         assert elapsed < 10
-        obs, reward, terminated, truncated, info = env.step(DONE)
+        obs, reward, terminated, truncated, info = env.step(DONE)  # the ending, told once
         assert (reward, terminated, truncated) == (0.0, False, True)
+        with pytest.raises(gym.error.ResetNeeded, match=r"ended \(user_error\)"):
+            env.step(DONE)
 
 
 def test_customer_fault_mid_episode_ends_truncated_with_cause():

@@ -81,10 +81,9 @@ def test_a_judge_reply_that_breaks_grading_ends_the_sync_step_with_the_cause() -
     assert len(judge.requests) == 1  # the failure is not retried by grading again
     episode = env.unwrapped.episode
     assert episode.grade().note.startswith(BROKEN_PARSER)  # the kept grade
-    again = env.step(_done())  # past the end: nothing happens, nothing raises
-    assert again[1:4] == (0.0, True, False)
-    assert again[4]["termination_reason"] == "agent_error"
-    assert again[4]["error"].startswith(BROKEN_PARSER)
+    with pytest.raises(gym.error.ResetNeeded, match=r"ended \(agent_error\)"):
+        env.step(_done())  # past the end: refused, nothing graded again
+    assert episode.grade().note.startswith(BROKEN_PARSER)
     assert len(judge.requests) == 1
 
 
