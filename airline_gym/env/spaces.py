@@ -15,10 +15,12 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.vector.utils import create_shared_memory
 
 from airline_gym.domain.schemas import done_schema, tool_schemas
 from airline_gym.env.actions import ActionError, parse_action
 from airline_gym.env.copy_on_read import CopyOnRead
+from airline_gym.errors import ConfigError
 
 OBSERVATION_ROLES = ("user", "tool", "system")
 _WORDS = (
@@ -178,3 +180,19 @@ class MessageListSpace(gym.Space[list[dict[str, Any]]]):
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, MessageListSpace)
+
+
+#: Why ``AsyncVectorEnv``'s default (``shared_memory=True``) is refused, and what works.
+NO_SHARED_MEMORY = (
+    "Airline observations are lists of chat messages, which AsyncVectorEnv cannot put in shared "
+    "memory (it holds arrays): pass shared_memory=False (gym.make_vec(..., "
+    'vectorization_mode="async", vector_kwargs={"shared_memory": False})), or use '
+    'vectorization_mode="sync"'
+)
+
+
+@create_shared_memory.register(MessageListSpace)
+def _no_shared_memory(space: MessageListSpace, n: int = 1, ctx: Any = None) -> Any:
+    """gymnasium's hook for a space in shared memory: refused in one line naming what works
+    (gymnasium's own error does not say how to pass the option through ``make_vec``)."""
+    raise ConfigError(NO_SHARED_MEMORY)
