@@ -39,26 +39,17 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from airline_gym.errors import MissingDependencyError
-
-try:
-    from openenv.core.env_server import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
-        Action,
-        Environment,
-        Observation,
-        State,
-    )
-    from openenv.core.env_server.types import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
-        EnvironmentMetadata,
-    )
-except ImportError:  # pragma: no cover - exercised only without the extra
-    raise MissingDependencyError(
-        "airline_gym.integrations.openenv", "openenv-core", "openenv"
-    ) from None
 from pydantic import Field
 
 from airline_gym.env.airline_env import TRUNCATING, AirlineEnv
 from airline_gym.errors import ConfigError
+from airline_gym.integrations.openenv_core import (
+    Action,
+    Environment,
+    EnvironmentMetadata,
+    Observation,
+    State,
+)
 from airline_gym.integrations.task_rows import check_row_benchmark
 
 #: Tool calls one action may carry on the server (real models send a handful; 8,000 cost seconds).

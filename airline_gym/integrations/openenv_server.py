@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from airline_gym.errors import AirlineGymError, ConfigError, MissingDependencyError
+from airline_gym.errors import AirlineGymError, ConfigError
 from airline_gym.integrations.http_json import OffLoopJSONRoute
 from airline_gym.integrations.message_limits import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -49,36 +49,27 @@ from airline_gym.integrations.openenv import (
     AirlineObservation,
     AirlineOpenEnv,
 )
+from airline_gym.integrations.openenv_core import (
+    Body,
+    ConcurrencyConfig,
+    EnvironmentFactoryError,
+    FastAPI,
+    HTTPEnvServer,
+    HTTPException,
+    ResetRequest,
+    ResetResponse,
+    SessionCapacityError,
+    ValidationError,
+    WebSocket,
+    WebSocketDisconnect,
+    WSErrorCode,
+    WSErrorResponse,
+    WSObservationResponse,
+    WSStateResponse,
+    deserialize_action,
+    serialize_observation,
+)
 from airline_gym.llm.time_limit import time_limit
-
-try:
-    from fastapi import Body, FastAPI, HTTPException, WebSocket
-    from openenv.core.env_server.exceptions import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
-        EnvironmentFactoryError,
-        SessionCapacityError,
-    )
-    from openenv.core.env_server.http_server import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
-        HTTPEnvServer,
-    )
-    from openenv.core.env_server.serialization import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
-        deserialize_action,
-        serialize_observation,
-    )
-    from openenv.core.env_server.types import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
-        ConcurrencyConfig,
-        ResetRequest,
-        ResetResponse,
-        WSErrorCode,
-        WSErrorResponse,
-        WSObservationResponse,
-        WSStateResponse,
-    )
-    from pydantic import ValidationError
-    from starlette.websockets import WebSocketDisconnect
-except ImportError:  # pragma: no cover - exercised only without the extra
-    raise MissingDependencyError(
-        "airline_gym.integrations.openenv_server", "openenv-core", "openenv"
-    ) from None
 
 __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
