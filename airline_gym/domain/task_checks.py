@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from airline_gym.domain.validation import described, json_type
 from airline_gym.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -38,10 +39,6 @@ KNOWN_REWARD_BASIS: tuple[str, ...] = (
 NEEDS_JUDGE = frozenset({"NL_ASSERTION"})
 
 
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
-
-
 def _strings(value: Any) -> bool:
     return value is None or (isinstance(value, list) and all(isinstance(v, str) for v in value))
 
@@ -54,7 +51,7 @@ def check_reward_basis(value: Any, where: str) -> None:
     if not isinstance(value, list):
         raise ConfigError(
             f"{field} must be a list of basis names ({', '.join(KNOWN_REWARD_BASIS)}), "
-            f"not {_kind(value)} {value!r:.60}"
+            f"not {described(value)}"
         )
     unknown = [v for v in value if v not in KNOWN_REWARD_BASIS]
     if unknown:
@@ -72,11 +69,12 @@ def check_task(raw: Any, where: str) -> None:
     of strings; ``reward_basis``: a list of known basis names; each may be null).
     """
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: must be an object, not {_kind(raw)}")
+        raise ConfigError(f"{where}: must be an object, not {json_type(raw)}")
     if "id" not in raw:
         raise ConfigError(f"{where}: missing field 'id'")
     if isinstance(raw["id"], bool) or not isinstance(raw["id"], str | int):
-        raise ConfigError(f"{where}: 'id' must be a string or an integer, not {_kind(raw['id'])}")
+        kind = json_type(raw["id"])
+        raise ConfigError(f"{where}: 'id' must be a string or an integer, not {kind}")
     where = f"{where} (id {raw['id']!r})"
     criteria = raw.get("evaluation_criteria")
     if criteria is None:
@@ -109,7 +107,7 @@ def check_playable_task(raw: Any, where: str) -> None:
     where = f"{where} (id {raw['id']!r})"
     scenario = raw.get("user_scenario")
     if not isinstance(scenario, dict):
-        what = "missing field" if scenario is None else f"{_kind(scenario)} in field"
+        what = "missing field" if scenario is None else f"{json_type(scenario)} in field"
         raise ConfigError(f"{where}: {what} 'user_scenario' (an object with 'instructions')")
     if not isinstance(scenario.get("persona"), str | None):
         raise ConfigError(f"{where}: 'user_scenario.persona' must be a string or null")
@@ -119,7 +117,7 @@ def check_playable_task(raw: Any, where: str) -> None:
     if not isinstance(instructions, dict):
         raise ConfigError(
             f"{where}: 'user_scenario.instructions' must be an object or a string, "
-            f"not {_kind(instructions)}"
+            f"not {json_type(instructions)}"
         )
     for name in _SCENARIO_TEXTS:
         if not isinstance(instructions.get(name), str):

@@ -68,7 +68,9 @@ def _fits_float(value: int) -> bool:
     return True
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON name of ``value``'s type (``null``, ``boolean``, ``number``, ``string``, ``array``,
+    ``object``; else the Python type's name), for error messages."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -82,6 +84,11 @@ def _json_type(value: Any) -> str:
     if isinstance(value, dict):
         return "object"
     return type(value).__name__
+
+
+def described(value: Any) -> str:
+    """``value`` in an error message: its JSON type and a bounded repr (``string 'DB'``)."""
+    return f"{json_type(value)} {short_repr(value)}"
 
 
 def describe(annotation: Any) -> str:
@@ -122,7 +129,7 @@ def _check(value: Any, annotation: Any, where: str) -> str | None:
     elif get_origin(annotation) is list:
         if not isinstance(value, list):
             expected = describe(annotation)
-            return f"'{where}' must be {expected}; got {_json_type(value)} {short_repr(value)}"
+            return f"'{where}' must be {expected}; got {described(value)}"
         item = get_args(annotation)[0]
         for i, element in enumerate(value):
             reason = _check(element, item, f"{where}[{i}]")
@@ -132,7 +139,7 @@ def _check(value: Any, annotation: Any, where: str) -> str | None:
     elif is_typeddict(annotation):
         if not isinstance(value, dict):
             fields = ", ".join(_fields(annotation))
-            got = f"{_json_type(value)} {short_repr(value)}"
+            got = f"{described(value)}"
             return f"'{where}' must be an object with {fields}; got {got}"
         for key, hint in _fields(annotation).items():
             if key not in value:
@@ -145,7 +152,7 @@ def _check(value: Any, annotation: Any, where: str) -> str | None:
         raise TypeError(f"unsupported annotation {annotation!r}")
     if ok:
         return None
-    return f"'{where}' must be {describe(annotation)}; got {_json_type(value)} {short_repr(value)}"
+    return f"'{where}' must be {describe(annotation)}; got {described(value)}"
 
 
 def validate_arguments(name: str, func: ToolFunction, arguments: Any) -> dict[str, Any]:
@@ -156,7 +163,7 @@ def validate_arguments(name: str, func: ToolFunction, arguments: Any) -> dict[st
     if not isinstance(arguments, dict):
         raise ArgumentError(
             f"invalid arguments for {name}: expected a JSON object of named arguments; "
-            f"got {_json_type(arguments)} {short_repr(arguments)}"
+            f"got {described(arguments)}"
         )
     missing = [p for p in params if p not in arguments]
     if missing:

@@ -67,7 +67,7 @@ def write(tmp_path: Path, name: str, data: Any) -> Path:
 @pytest.mark.parametrize(
     ("change", "field"),
     [
-        ({"messages": 5}, "'messages' must be a list, not int"),
+        ({"messages": 5}, "'messages' must be a list, not number"),
         ({"messages": None}, "'messages' must be a list, not null"),
         ({"messages": [{"role": "assistant", "tool_calls": 5}]}, "'tool_calls'"),
         ({"messages": ["hello"]}, "message 0 must be an object"),

@@ -42,7 +42,7 @@ BROKEN_TASKS: dict[str, tuple[Mutation, str]] = {
     "known_info a number": (_scenario("known_info", 7), "'user_scenario.instructions.known_info'"),
     "reward_basis FOO": (_criteria("reward_basis", ["FOO"]), "unknown basis 'FOO'"),
     "reward_basis 5": (_criteria("reward_basis", 5), "'evaluation_criteria.reward_basis' must"),
-    "reward_basis DB": (_criteria("reward_basis", "DB"), "not str 'DB'"),
+    "reward_basis DB": (_criteria("reward_basis", "DB"), "not string 'DB'"),
     "reward_basis [1]": (_criteria("reward_basis", [1]), "unknown basis 1"),
     "arguments nested 900 deep": (
         lambda t: t["evaluation_criteria"]["actions"][0]["arguments"].__setitem__(

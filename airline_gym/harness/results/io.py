@@ -27,6 +27,7 @@ from typing import Any
 
 from airline_gym.data.limits import RESULTS_MAX_BYTES, read_limited
 from airline_gym.domain.task_checks import check_task
+from airline_gym.domain.validation import json_type
 from airline_gym.errors import ConfigError, MissingFileError
 
 __all__ = [
@@ -111,10 +112,6 @@ def read_json(
 
 
 # --- validation -----------------------------------------------------------------------------
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -128,11 +125,11 @@ def check_simulation(sim: Any, where: str, need_messages: bool = False) -> None:
     ``termination_reason`` (string or null).
     """
     if not isinstance(sim, dict):
-        raise ConfigError(f"{where}: must be an object, not {_kind(sim)}")
+        raise ConfigError(f"{where}: must be an object, not {json_type(sim)}")
     task_id = sim.get("task_id")
     if isinstance(task_id, bool) or not isinstance(task_id, str | int):
         raise ConfigError(
-            f"{where}: 'task_id' must be a string or an integer, not {_kind(task_id)}"
+            f"{where}: 'task_id' must be a string or an integer, not {json_type(task_id)}"
         )
     trial = sim.get("trial")
     if trial is not None and (isinstance(trial, bool) or not isinstance(trial, int) or trial < 0):
@@ -141,10 +138,10 @@ def check_simulation(sim: Any, where: str, need_messages: bool = False) -> None:
         raise ConfigError(f"{where}: no 'messages'")
     messages = sim.get("messages", [])
     if not isinstance(messages, list):
-        raise ConfigError(f"{where}: 'messages' must be a list, not {_kind(messages)}")
+        raise ConfigError(f"{where}: 'messages' must be a list, not {json_type(messages)}")
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
-            raise ConfigError(f"{where}: message {i} must be an object, not {_kind(message)}")
+            raise ConfigError(f"{where}: message {i} must be an object, not {json_type(message)}")
         calls = message.get("tool_calls")
         if calls is not None and not (
             isinstance(calls, list) and all(isinstance(c, dict) for c in calls)
@@ -153,15 +150,16 @@ def check_simulation(sim: Any, where: str, need_messages: bool = False) -> None:
     info = sim.get("reward_info")
     if info is not None:
         if not isinstance(info, dict):
-            raise ConfigError(f"{where}: 'reward_info' must be an object, not {_kind(info)}")
+            raise ConfigError(f"{where}: 'reward_info' must be an object, not {json_type(info)}")
         reward = info.get("reward")
         if reward is not None and not _is_number(reward):
             raise ConfigError(
-                f"{where}: 'reward_info.reward' must be a number, not {_kind(reward)}"
+                f"{where}: 'reward_info.reward' must be a number, not {json_type(reward)}"
             )
     reason = sim.get("termination_reason")
     if reason is not None and not isinstance(reason, str):
-        raise ConfigError(f"{where}: 'termination_reason' must be a string, not {_kind(reason)}")
+        kind = json_type(reason)
+        raise ConfigError(f"{where}: 'termination_reason' must be a string, not {kind}")
 
 
 def check_unique(sims: Iterable[Mapping[str, Any]], source: str) -> None:
@@ -211,7 +209,7 @@ class Results:
             check_simulation(sim, f"{source}: simulation {i}", need_messages)
         info, tasks = data.get("info") or {}, data.get("tasks") or []
         if not isinstance(info, dict):
-            raise ConfigError(f"{source}: 'info' must be an object, not {_kind(info)}")
+            raise ConfigError(f"{source}: 'info' must be an object, not {json_type(info)}")
         if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
             raise ConfigError(f"{source}: 'tasks' must be a list of objects")
         timestamp = data.get("timestamp")
