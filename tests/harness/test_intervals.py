@@ -24,7 +24,13 @@ from airline_gym.harness.results import (
     summarize,
     task_successes,
 )
-from airline_gym.harness.results.intervals import Interval, bootstrap_interval, verdict
+from airline_gym.harness.results.compare import paired_difference
+from airline_gym.harness.results.intervals import (
+    Bootstrap,
+    Interval,
+    bootstrap_interval,
+    verdict,
+)
 
 # Six tasks, three trials each (1 = reward 1): a small hand case.
 HAND = {
@@ -159,3 +165,20 @@ def test_eval_json_and_text_carry_the_noise_figures(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "95% interval (bootstrap over tasks): k=1: [0.000, 1.000]" in text
     assert "successes per task: 0:1/1 2:0/1" in text
+
+
+@pytest.mark.parametrize(
+    "settings", [Bootstrap(), Bootstrap(resamples=300, seed=7, level=0.5)], ids=["default", "set"]
+)
+def test_pass_hat_k_and_compare_draw_their_intervals_with_one_bootstrap(
+    settings: Bootstrap,
+) -> None:
+    """B - A against a run that never succeeds is B's own per-task pass^k: the same interval,
+    under the same settings (one bootstrap setting for both figures)."""
+    outcomes = {str(t): [t % 2, t % 3 != 0, 1] for t in range(12)}
+    run = run_of({t: [int(r) for r in rs] for t, rs in outcomes.items()})
+    never = run_of({t: [0, 0, 0] for t in outcomes})
+    own = pass_hat_k_intervals(run, bootstrap=settings)
+    paired = paired_difference(never, run, bootstrap=settings)
+    assert {k: p.difference for k, p in paired.items()} == own
+    assert (own == pass_hat_k_intervals(run)) == (settings == Bootstrap())  # the settings count

@@ -13,11 +13,9 @@ from typing import Any
 
 from airline_gym.harness.results.comparability import Difference, differences
 from airline_gym.harness.results.intervals import (
-    DEFAULT_LEVEL,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
+    DEFAULT_BOOTSTRAP,
+    Bootstrap,
     Interval,
-    bootstrap_interval,
     task_pass_hat_k,
     verdict,
 )
@@ -72,17 +70,15 @@ def paired_difference(
     a: Any,
     b: Any,
     *,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    level: float = DEFAULT_LEVEL,
+    bootstrap: Bootstrap = DEFAULT_BOOTSTRAP,
 ) -> dict[int, PairedDifference]:
     """B - A in pass^k over the tasks both runs have, for every k both can give.
 
     k runs from 1 to the fewest simulations of any shared task in either run (and no further
     than each run's own pass^k goes). The interval is a percentile bootstrap of the per-task
-    differences over the shared tasks (seeded: the same files give the same interval); a task
-    hard for both runs then counts once, which makes it much narrower than two separate
-    intervals. No shared task: an empty dict.
+    differences over the shared tasks (``bootstrap``'s settings; seeded: the same files give the
+    same interval); a task hard for both runs then counts once, which makes it much narrower
+    than two separate intervals. No shared task: an empty dict.
 
     >>> run = lambda rewards: [{"task_id": t, "reward_info": {"reward": r}}
     ...                        for t, r in enumerate(rewards)]
@@ -100,7 +96,7 @@ def paired_difference(
         values_a = [task_pass_hat_k(*tallies_a[t], k) for t in shared]
         values_b = [task_pass_hat_k(*tallies_b[t], k) for t in shared]
         diffs = [vb - va for va, vb in zip(values_a, values_b, strict=True)]
-        interval = bootstrap_interval(diffs, resamples=resamples, seed=seed, level=level)
+        interval = bootstrap.interval(diffs)
         out[k] = PairedDifference(
             k, len(shared), mean(values_a) or 0.0, mean(values_b) or 0.0, interval
         )

@@ -23,9 +23,11 @@ import numpy as np
 from airline_gym.harness.results.io import JSONObject
 
 __all__ = [
+    "DEFAULT_BOOTSTRAP",
     "DEFAULT_LEVEL",
     "DEFAULT_RESAMPLES",
     "DEFAULT_SEED",
+    "Bootstrap",
     "Interval",
     "bootstrap_interval",
     "task_pass_hat_k",
@@ -82,6 +84,25 @@ def bootstrap_interval(
     tail = (1 - level) / 2
     low, high = np.quantile(np.concatenate(means), [tail, 1 - tail])
     return Interval(float(data.mean()), float(low), float(high))
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """How an interval over tasks is drawn (pass^k's and compare's alike)."""
+
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
+    level: float = DEFAULT_LEVEL
+
+    def interval(self, values: Sequence[float]) -> Interval:
+        """:func:`bootstrap_interval` of one value per task, with these settings."""
+        return bootstrap_interval(
+            values, resamples=self.resamples, seed=self.seed, level=self.level
+        )
+
+
+#: The settings every figure of the package uses unless told otherwise.
+DEFAULT_BOOTSTRAP = Bootstrap()
 
 
 def verdict(difference: Interval) -> str:

@@ -9,11 +9,9 @@ from typing import Any
 
 from airline_gym.domain.grading import INFRASTRUCTURE_ERROR
 from airline_gym.harness.results.intervals import (
-    DEFAULT_LEVEL,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
+    DEFAULT_BOOTSTRAP,
+    Bootstrap,
     Interval,
-    bootstrap_interval,
     task_pass_hat_k,
 )
 from airline_gym.harness.results.io import JSONObject, Results
@@ -147,17 +145,15 @@ def disagreeing_tasks(results: Any, count_failures_as_zero: bool = False) -> lis
 def pass_hat_k_intervals(
     results: Any,
     *,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    level: float = DEFAULT_LEVEL,
+    bootstrap: Bootstrap = DEFAULT_BOOTSTRAP,
     count_failures_as_zero: bool = False,
 ) -> dict[int, Interval]:
     """pass^k for every k :func:`pass_hat_k` reports, each with a 95% interval over tasks.
 
-    The interval is a percentile bootstrap over tasks (seeded: the same file always gives the
-    same interval) of the tasks' own pass^k, ``C(c, k) / C(n, k)``; the estimate is
-    :func:`pass_hat_k`'s value (up to float rounding). Tasks are taken in :func:`task_sort_key`
-    order, so the order of simulations in a file does not matter.
+    The interval is a percentile bootstrap over tasks (``bootstrap``'s settings; seeded: the
+    same file always gives the same interval) of the tasks' own pass^k, ``C(c, k) / C(n, k)``;
+    the estimate is :func:`pass_hat_k`'s value (up to float rounding). Tasks are taken in
+    :func:`task_sort_key` order, so the order of simulations in a file does not matter.
 
     >>> run = [{"task_id": t, "reward_info": {"reward": r}} for t, r in enumerate([1, 0, 1, 1])]
     >>> pass_hat_k_intervals(run)
@@ -165,12 +161,7 @@ def pass_hat_k_intervals(
     """
     tallies = task_successes(results, count_failures_as_zero)
     return {
-        k: bootstrap_interval(
-            [task_pass_hat_k(c, n, k) for c, n in tallies.values()],
-            resamples=resamples,
-            seed=seed,
-            level=level,
-        )
+        k: bootstrap.interval([task_pass_hat_k(c, n, k) for c, n in tallies.values()])
         for k in pass_hat_k(results, count_failures_as_zero)
     }
 
