@@ -23,8 +23,13 @@ from typing import Any
 import no_network
 import pytest
 
-# litellm fetches a model cost map over the network at import unless told otherwise.
+# litellm fetches a model cost map over the network at import unless told otherwise; Hugging
+# Face's libraries look files up on their hub (and datasets on S3) unless offline; the network
+# guard below fails a test that reaches out all the same.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+for _offline in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
+    os.environ.setdefault(_offline, "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TAU3_TASKS = SHARED / "reference" / "tau3-airline-tasks.json"
