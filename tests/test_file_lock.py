@@ -72,6 +72,8 @@ def test_a_killed_holders_file_is_reused_and_removed(tmp_path: Path) -> None:
     finally:
         if child.poll() is None:
             child.kill()
+        if child.stdout is not None:
+            child.stdout.close()
     assert lock.is_file()  # the kernel dropped the lock, the file stayed
     with exclusive(lock, timeout=0):
         pass

@@ -51,6 +51,10 @@ class _Connection:
     def close(self) -> None:
         self.sock.close()  # socket.close() ignores a connection already reset
 
+    def __del__(self) -> None:
+        # a thread's keep-alive connections go when the thread ends: closed, not left to the GC
+        self.sock.close()
+
 
 def _connections() -> dict[Key, _Connection]:
     conns: dict[Key, _Connection] | None = getattr(_local, "conns", None)

@@ -80,7 +80,8 @@ def _run_command(name: str, argv: list[str], sims: int, env: dict[str, str]) -> 
         )
         server.call("POST", "/_watch", {"pid": proc.pid})
         assert proc.stdout is not None
-        output = proc.stdout.read()
+        with proc.stdout:
+            output = proc.stdout.read()
         _pid, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - start
         proc.returncode = os.waitstatus_to_exitcode(status)

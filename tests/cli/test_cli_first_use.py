@@ -60,6 +60,7 @@ def test_closed_pipe_exits_quietly_with_status_0(args: list[str], results_file: 
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # like 'head' exiting before the command writes
     err = proc.stderr.read().decode()
+    proc.stderr.close()
     assert proc.wait(timeout=180) == 0, err
     assert err == ""
 

@@ -50,6 +50,8 @@ def test_live_status_on_a_terminal() -> None:
         chunks.append(chunk)
     assert proc.wait(timeout=60) == 0
     os.close(master)
+    assert proc.stdout is not None
+    proc.stdout.close()
     screen = b"".join(chunks).decode(errors="replace")
     assert "\x1b[" in screen  # a live, redrawn status line
     assert "work: step one" in screen and "work: done after" in screen

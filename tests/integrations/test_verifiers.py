@@ -70,7 +70,9 @@ def test_vf_eval_rewards_are_the_env_grades(tau2_tasks, tmp_path, tau3):
     assert any(m[3].get("content") == "Sure, let me look into that." for m in after_text)
     assert all(m[4]["role"] == "user" for m in after_text if m[3].get("content"))
     # verifiers wrote the run: one line per rollout, with the rewards
-    lines = [json.loads(line) for line in tmp_path.rglob("traces.jsonl").__next__().open()]
+    lines = [
+        json.loads(line) for line in next(tmp_path.rglob("traces.jsonl")).read_text().splitlines()
+    ]
     assert sorted(line["traces"][0]["task"]["data"]["id"] for line in lines) == ["17", "3"]
 
 
