@@ -223,6 +223,8 @@ def test_a_killed_fetch_releases_the_lock(tmp_path: Path, wheel: Path) -> None:
         if holder.poll() is None:
             holder.kill()
             holder.wait(timeout=10)
+        if holder.stdout is not None:
+            holder.stdout.close()
 
 
 def test_unwritable_cache_dir_gives_a_clear_error(tmp_path: Path, wheel: Path) -> None:
