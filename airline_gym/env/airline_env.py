@@ -49,7 +49,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
     (several tool calls run in order as one step), a litellm/OpenAI message object, or a tau2-gym
     string (a JSON tool call, ``get_user_details(user_id='x')``, or plain text for the customer).
     Under ``protocol="gym"`` (default), calling ``done`` or writing ``###STOP###`` ends the episode
-    (``agent_stop``): calls after ``done`` in its message do not run (their results say so); under
+    (``agent_stop``): calls after ``done`` in its message are dropped (never run); under
     ``protocol="leaderboard"`` (``tau2 run``'s) the agent cannot end it. A malformed action never
     raises: bad tool calls (also tool-call-looking strings that do not parse) get ``Error: ...``
     tool results, an action that is not a message a ``system`` error; both count as errors.

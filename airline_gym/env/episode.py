@@ -17,7 +17,7 @@ history the agent is shown (:meth:`Episode.public_history`).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from airline_gym.domain.coroutines import run_sync
@@ -42,9 +42,6 @@ from airline_gym.env.protocols import GYM, Protocol, get_protocol
 from airline_gym.users.base import Dialogue, UserSimulator, UserSimulatorError
 
 Message = dict[str, Any]
-
-#: The result of a tool call after ``done`` in the same message: it is not run.
-NOT_RUN = "Not run: the agent ended the conversation (done) before this call."
 
 
 @dataclass
@@ -138,16 +135,18 @@ class Episode:
         return self._apply(message)
 
     def _apply(self, message: AgentMessage) -> bool:
-        """Run the message's calls in order; ``done`` ends the conversation where it stands, so
-        the calls after it are not run (each still gets a result: OpenAI's format needs one)."""
+        """Run the message's calls in order; ``done`` ends the conversation where it stands: the
+        calls after it are dropped, neither run nor recorded (the reference's gym turns a ``done``
+        message into a stop with nothing after it), so grading and replay see what ran."""
+        done = self.protocol.offers_done
+        names = [c.name for c in message.tool_calls]
+        if done and DONE_TOOL in names:
+            message = replace(message, tool_calls=message.tool_calls[: names.index(DONE_TOOL) + 1])
         self._add(message.to_openai())
         self.step_count += 1
-        done = self.protocol.offers_done
         ended = ran = False
         for call in message.tool_calls:
-            if ended:
-                content = NOT_RUN
-            elif done and call.name == DONE_TOOL:
+            if done and call.name == DONE_TOOL:
                 content, ended = "Conversation ended by the agent.", True
             elif call.error is not None:
                 content, ran = f"Error: {call.error}", True

@@ -1,6 +1,6 @@
-"""The end of an episode: ``done`` ends the conversation where it stands (the calls after it in
-the same message are not run), ``step()`` after the end raises Gymnasium's ``ResetNeeded``, and
-``render`` shows a malformed call as malformed."""
+"""The end of an episode: ``done`` ends the conversation where it stands (the calls after it
+in the same message are dropped: neither run nor recorded), ``step()`` after the end raises
+Gymnasium's ``ResetNeeded``, and ``render`` shows a malformed call as malformed."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
+from airline_gym.domain.transcript import tool_calls
 from airline_gym.env import AirlineEnv
-from airline_gym.env.episode import NOT_RUN
+from airline_gym.harness.replay import regrade_simulation
 from airline_gym.wrappers import CandidateActionWrapper
 
 RESERVATION = "EHGLP3"  # task 3's customer's (tests/env/test_stories.py cancels it too)
@@ -40,16 +41,28 @@ def status(env: AirlineEnv) -> str:
     return str(record.get("status", "active"))
 
 
-def test_calls_after_done_in_the_same_message_are_not_run() -> None:
+def test_calls_after_done_in_the_same_message_are_dropped_not_run() -> None:
     env = AirlineEnv(task=3, user="scripted")
     env.reset(seed=0)
     before = status(env)
     observation, reward, terminated, truncated, info = env.step(calls(DONE, CANCEL))
     assert (terminated, truncated, info["termination_reason"]) == (True, False, "agent_stop")
-    assert [m["content"] for m in observation] == ["Conversation ended by the agent.", NOT_RUN]
-    assert [m["tool_call_id"] for m in observation] == ["c0", "c1"]  # every call answered
+    assert observation == [
+        {"role": "tool", "tool_call_id": "c0", "content": "Conversation ended by the agent."}
+    ]
     assert status(env) == before != "cancelled"  # the cancellation did not happen
     assert info["num_errors"] == 0 and info["step_count"] == 2  # no tool step ran
+    assert env.episode is not None
+    recorded = env.episode.transcript()
+    assert [c.name for c in tool_calls(recorded)] == ["done"]  # what ran is what is recorded
+    # so a re-grade, which replays the recorded calls, agrees with the episode's grade
+    sim = {
+        "messages": recorded,
+        "termination_reason": "agent_stop",
+        "reward_info": {"reward": reward},
+    }
+    again = regrade_simulation(sim, env.task_set["3"])
+    assert (again.reward, again.db_match) == (reward, info["reward_info"]["db_match"])
 
 
 def test_calls_before_done_run() -> None:
