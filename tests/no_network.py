@@ -29,7 +29,7 @@ from typing import Any
 ENV_LOG = "AIRLINE_GYM_TEST_NETLOG"
 ENV_ALLOW = "AIRLINE_GYM_TEST_NETWORK"
 _INET = (socket.AF_INET, socket.AF_INET6)
-_LOCAL_NAMES = {"localhost", "localhost.", "ip6-localhost", "ip6-loopback"}
+_LOCAL_NAMES = {"", "localhost", "localhost.", "ip6-localhost", "ip6-loopback"}  # "": this host
 
 _violations: list[str] = []
 _lock = threading.Lock()
