@@ -466,3 +466,25 @@ def test_retries_are_logged_and_quiet_by_default(
     server.push(Reply(fault="500"))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stderr == ""
+
+
+def test_a_threads_keep_alive_connection_is_closed_when_the_thread_ends(
+    server: OpenAIServer,
+) -> None:
+    """The blocking fast path keeps one connection per thread; a thread that ends closes its
+    own (it was left to the GC: ``ResourceWarning: unclosed <socket>`` from eval's threads)."""
+    import gc
+    import warnings
+
+    server.push(Reply("from a thread"))
+    model = make_model(server)
+    replies: list[str | None] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        worker = threading.Thread(target=lambda: replies.append(model.complete(MESSAGES).content))
+        worker.start()
+        worker.join(30)
+        del worker
+        gc.collect()
+    assert replies == ["from a thread"]
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
