@@ -191,6 +191,13 @@ def tau3() -> None:
     need_shared_tau3()
 
 
+@pytest.fixture(scope="module")
+def tau3_for_module() -> None:
+    """:func:`tau3` for a whole module, before its module-scoped fixtures: generating tasks
+    leaves out every entity a tau2 or tau3 task names, so it needs tau3's task file."""
+    need_shared_tau3()
+
+
 def pytest_ignore_collect(collection_path: Path) -> bool | None:
     """Skip the tests' helper modules (not test_*.py): they hold no doctests, and
     `--doctest-modules` would import them, and the optional libraries some import at the top,

@@ -84,7 +84,7 @@ def test_the_readme_commands_parse_as_written() -> None:
     assert evaluated.agent_api_base == "http://localhost:8000/v1"  # the agent's server
 
 
-def test_the_trainer_hook_takes_a_generated_file(tmp_path: Path, monkeypatch) -> None:
+def test_the_trainer_hook_takes_a_generated_file(tmp_path: Path, monkeypatch, tau3) -> None:
     """The README's TRL block, its two calls of ours as written, on the file the README's
     ``generate`` command writes: the rows and the env play the generated tasks."""
     import ast

@@ -20,6 +20,9 @@ from airline_gym.domain.intents import Intent
 from airline_gym.taskgen.generate import generate, templates
 from airline_gym.taskgen.leaks import benchmark_entities
 
+#: Generating leaves out the benchmarks' entities: it reads tau3's task file.
+pytestmark = pytest.mark.usefixtures("tau3_for_module")
+
 REFUSALS = ["cancel/refused", "change_count", "add_insurance", "change_flights/basic"]
 
 

@@ -38,6 +38,7 @@ from airline_gym.harness.runner import run_episode
 
 pytestmark = [
     pytest.mark.reference,
+    pytest.mark.usefixtures("tau3_for_module"),  # generating reads tau3's task file
     pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning"),
 ]
 pytest.importorskip("tau2.evaluator.evaluator")

@@ -17,6 +17,9 @@ from airline_gym.agents.scripted import NoOpAgent, RandomAgent
 from airline_gym.domain.user_audit import audit_conversation
 from airline_gym.harness.runner import EpisodeResult, run_episode
 
+#: Generating leaves out the benchmarks' entities: it reads tau3's task file.
+pytestmark = pytest.mark.usefixtures("tau3_for_module")
+
 generate = pytest.importorskip("airline_gym.taskgen.generate").generate
 
 BUDGET_NO = "No, that's more than I'm willing to pay."
