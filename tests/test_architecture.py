@@ -8,6 +8,8 @@ cycles are looked for among the imports that run (``TYPE_CHECKING`` ones never d
 from __future__ import annotations
 
 import ast
+import gc
+import warnings
 from functools import cache
 from pathlib import Path
 
@@ -93,14 +95,32 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return inside
 
 
+def _collect_leftovers() -> None:
+    """Collect what earlier tests left for the collector before parsing many files.
+
+    An object another test leaked (an unclosed event loop) may otherwise be collected inside
+    ``ast.parse``, and its ResourceWarning, an error in the tests, raised there: CPython 3.11
+    then fails the parse with ``SystemError: AST constructor recursion depth mismatch``. Here its
+    warning is shown, not raised, and it is gone before the parsing starts.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", ResourceWarning)
+        gc.collect()
+
+
+def _parse(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 @cache
 def _imports(runtime_only: bool = False) -> dict[str, frozenset[str]]:
     """Module -> the package modules it imports (a ``from pkg import sub`` counts as sub)."""
+    _collect_leftovers()
     modules = _modules()
     graph: dict[str, frozenset[str]] = {}
     for name, path in modules.items():
         found: set[str] = set()
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = _parse(path)
         skip = _type_checking_nodes(tree) if runtime_only else set()
         for node in ast.walk(tree):
             if id(node) in skip:
@@ -195,7 +215,8 @@ DOMAIN_NEVER_IMPORTS = ("airline_gym.llm", "litellm", "openai", "gymnasium")
 def _imported_names(module: str) -> set[str]:
     """Every module name ``module`` imports (package or not; relative ones resolved)."""
     names: set[str] = set()
-    for node in ast.walk(ast.parse(_modules()[module].read_text(encoding="utf-8"))):
+    _collect_leftovers()
+    for node in ast.walk(_parse(_modules()[module])):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
