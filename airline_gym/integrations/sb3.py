@@ -43,13 +43,15 @@ def make_env(
     """``AirlineScripted-v0`` on ``task`` wrapped for SB3, plus :class:`ProgressReward` when
     ``progress_reward`` > 0; ``env_kwargs`` go to ``gym.make`` (e.g. ``benchmark="tau3"``).
 
-    The customer is the keyword one (``user_kwargs={"intents": False}`` unless given): the
-    candidate set's fixed messages were made for it, and the customer that plays a task's intent
-    hangs up on an agent that stalls, which a policy choosing among candidates mostly is.
+    The customer is the keyword one (``user_kwargs={"intents": False}`` unless a ``user`` or
+    ``user_kwargs`` is given): the candidate set's fixed messages were made for it, and the
+    customer that plays a task's intent hangs up on an agent that stalls, which a policy
+    choosing among candidates mostly is.
     """
     import airline_gym  # noqa: F401  (registers the env ids)
 
-    env_kwargs.setdefault("user_kwargs", {"intents": False})
+    if "user" not in env_kwargs:  # the env id's scripted customer
+        env_kwargs.setdefault("user_kwargs", {"intents": False})
 
     env: gym.Env[Any, Any] = CandidateActionWrapper(
         gym.make("AirlineScripted-v0", task=task, **env_kwargs),
