@@ -10,9 +10,9 @@ import contextlib
 import io
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from scripted_replies import judge_says
 
 from airline_gym.cli.main import main
 from airline_gym.domain.tasks import load_task_set
@@ -31,19 +31,6 @@ def run(*args: str) -> tuple[int, str, str]:
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
     return code, out.getvalue(), err.getvalue()
-
-
-def _judge_says(met: bool) -> Any:
-    def respond(body: dict[str, Any]) -> Reply:
-        text = body["messages"][1]["content"]
-        listed = text[text.rindex("expectedOutcomes:") :]
-        outcomes = [a for t in TASKS for a in t.nl_assertions if repr(a) in listed]
-        results = [
-            {"expectedOutcome": a, "reasoning": "scripted", "metExpectation": met} for a in outcomes
-        ]
-        return Reply(json.dumps({"results": results}))
-
-    return respond
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +99,7 @@ def test_regrade_marks_a_recorded_judge_failure_and_calls_it_no_disagreement(
     judge_failed_run: tuple[Path, str, str],
 ) -> None:
     path, _, _ = judge_failed_run
-    with OpenAIServer(_judge_says(True)) as server:
+    with OpenAIServer(judge_says(True, TASKS)) as server:
         code, stdout, err = run(
             "regrade", str(path), "--judge-model", "openai/judge", "--judge-api-base",
             server.base_url,

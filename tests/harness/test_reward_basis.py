@@ -15,6 +15,7 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
+from scripted_replies import judge_says
 
 import airline_gym  # noqa: F401  (registers the env ids)
 from airline_gym.cli.main import main
@@ -61,21 +62,6 @@ def _noop_episode(task_id: str, **kwargs: Any) -> tuple[float, dict[str, Any], A
     return reward, info["reward_info"], env
 
 
-def _judge_says(met: bool) -> Any:
-    """A responder that meets (or not) every assertion it is asked about."""
-
-    def respond(body: dict[str, Any]) -> Reply:
-        text = body["messages"][1]["content"]
-        listed = text[text.rindex("expectedOutcomes:") :]
-        outcomes = [a for t in TASKS for a in t.nl_assertions if repr(a) in listed]
-        results = [
-            {"expectedOutcome": a, "reasoning": "scripted", "metExpectation": met} for a in outcomes
-        ]
-        return Reply(json.dumps({"results": results}))
-
-    return respond
-
-
 # --- the env ---------------------------------------------------------------------------------
 def test_default_is_the_tasks_own_basis() -> None:
     reward, info, _ = _noop_episode(READ_ONLY_WITH_ACTIONS)
@@ -106,7 +92,7 @@ def test_unknown_or_empty_basis_is_refused_at_construction(basis: Any, text: str
 
 def _judged_noop(task_id: str, met: bool) -> tuple[float, dict[str, Any], int]:
     """A do-nothing episode on DB x NL_ASSERTION: (reward, reward_info, judge requests)."""
-    with OpenAIServer(_judge_says(met)) as server:
+    with OpenAIServer(judge_says(met, TASKS)) as server:
         reward, info, env = _noop_episode(
             task_id,
             reward_basis=["DB", "NL_ASSERTION"],
@@ -204,7 +190,7 @@ def test_regrade_on_another_basis(tmp_path: Path) -> None:
     assert rows[READ_ONLY_WITH_ACTIONS]["recorded_reward"] == 1.0
     assert rows[READ_ONLY_WITH_ACTIONS]["reward"] == 0.0
     assert rows[READ_ONLY_WITH_ACTIONS]["reward_basis"] == ["ACTION"]
-    with OpenAIServer(_judge_says(True)) as server:
+    with OpenAIServer(judge_says(True, TASKS)) as server:
         code, stdout, err = run(
             "regrade",
             str(out),
@@ -224,7 +210,7 @@ def test_regrade_on_another_basis(tmp_path: Path) -> None:
 
 
 def test_audit_counts_per_basis() -> None:
-    with OpenAIServer(_judge_says(False)) as server:
+    with OpenAIServer(judge_says(False, TASKS)) as server:
         code, stdout, err = run(
             "audit",
             "--json",
@@ -271,7 +257,7 @@ def test_tasks_own_basis_is_recorded_in_results_reward_info(tmp_path: Path) -> N
 
 def test_the_judge_uses_the_customer_reply_cache(tmp_path: Path) -> None:
     """Run twice with one cache file: the second run's judge request is answered from it."""
-    judge = _judge_says(True)
+    judge = judge_says(True, TASKS)
 
     def respond(body: dict[str, Any]) -> Reply:
         if "expectedOutcome" in body["messages"][0]["content"]:
@@ -337,7 +323,7 @@ def test_a_task_whose_own_basis_has_nl_assertion_is_graded_by_the_given_judge(
     # DB alone: no judge needed, whatever the task says
     reward, info, _ = _noop_episode(record["id"], tasks=str(path), reward_basis="DB")
     assert reward == 1.0 and info["breakdown"] == {"DB": 1.0}
-    with OpenAIServer(_judge_says(False)) as server:
+    with OpenAIServer(judge_says(False, TASKS)) as server:
         reward, info, _ = _noop_episode(
             record["id"],
             tasks=str(path),
@@ -353,7 +339,7 @@ def test_concurrent_eval_awaits_the_judge_and_grades_every_episode(tmp_path: Pat
 
     out = tmp_path / "gold.json"
     ids = ["1", "5", "7"]
-    with OpenAIServer(_judge_says(True)) as server:
+    with OpenAIServer(judge_says(True, TASKS)) as server:
         judge = make_judge("openai/judge", {"api_base": server.base_url})
         config = EvalConfig(
             task_ids=ids, concurrency=3, reward_basis=("DB", "NL_ASSERTION"), judge=judge
@@ -388,7 +374,7 @@ def test_the_async_env_step_grades_with_the_judge() -> None:
         _, reward, _, _, info = await env.astep(_done())
         return reward, info["reward_info"]
 
-    with OpenAIServer(_judge_says(False)) as server:
+    with OpenAIServer(judge_says(False, TASKS)) as server:
         reward, info = asyncio.run(episode(server.base_url))
         assert len(server.requests) == 1
     assert reward == 0.0 and info["breakdown"] == {"NL_ASSERTION": 0.0}

@@ -4,18 +4,17 @@ replies came from the model and which from the cache."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import sqlite3
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import pytest
+from scripted_replies import NumberingCustomer as Customer
 
 import airline_gym
 from airline_gym.agents import text_message
@@ -24,24 +23,9 @@ from airline_gym.errors import ConfigError
 from airline_gym.harness.evaluate import EvalConfig, evaluate
 from airline_gym.llm import CachedChatModel, LiteLLMChatModel, ReplyCache, ReplyCacheError
 from airline_gym.llm.reply_cache import request_key
-from airline_gym.testing.openai_server import OpenAIServer, Reply
+from airline_gym.testing.openai_server import OpenAIServer
 
 TASKS = ["0", "1", "2", "3", "4", "5"]
-
-
-class Customer:
-    """A customer model whose every reply names the request's number (so no two match)."""
-
-    def __init__(self) -> None:
-        self.numbers = itertools.count(1)
-        self.lock = threading.Lock()
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        with self.lock:
-            number = next(self.numbers)
-        turns = sum(1 for m in body["messages"] if m["role"] == "user")
-        stop = " ###STOP###" if turns >= 4 else ""
-        return Reply(content=f"reply {number} to turn {turns}: my id is mia_li_3668.{stop}")
 
 
 def llm_config(server: OpenAIServer, cache: Any, **extra: Any) -> EvalConfig:

@@ -8,12 +8,12 @@ from __future__ import annotations
 import itertools
 import json
 import sqlite3
-import threading
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import pytest
+from scripted_replies import NumberingCustomer as Customer
 
 import airline_gym  # noqa: F401  (registers the envs)
 from airline_gym.agents import text_message
@@ -32,21 +32,6 @@ DAMAGE = [
     "[" * 100_000,
     "",
 ]
-
-
-class Customer:
-    """Numbers every reply; stops on the fourth customer turn."""
-
-    def __init__(self) -> None:
-        self.numbers = itertools.count(1)
-        self.lock = threading.Lock()
-
-    def __call__(self, body: dict[str, Any]) -> Reply:
-        with self.lock:
-            number = next(self.numbers)
-        turns = sum(1 for m in body["messages"] if m["role"] == "user")
-        stop = " ###STOP###" if turns >= 4 else ""
-        return Reply(content=f"reply {number} to turn {turns}: my id is mia_li_3668.{stop}")
 
 
 def _damage(cache: Path) -> int:
