@@ -44,9 +44,19 @@ def _charge(ctx: Context, reservation: Record, total: int) -> tuple[str | None, 
     return payment_id, None
 
 
-def _over_budget(ctx: Context, total: int) -> bool:
+def _payment(
+    ctx: Context, reservation: Record, total: int, costs: str, reads: list[Any]
+) -> tuple[str | None, Decision | None]:
+    """The payment id for a change costing ``total`` (``costs``: what the change is, said in a
+    decline), or the decision when it is over the customer's cap or cannot be charged."""
     cap = ctx.request.max_total
-    return cap is not None and total > cap
+    if cap is not None and total > cap:
+        clause = f"{costs} {total}, over the customer's cap"
+        return None, ctx.decide("declined", clause, reads, amount=total)
+    payment_id, problem = _charge(ctx, reservation, total)
+    if problem is not None:
+        return None, ctx.decide(problem.outcome, problem.clause, reads, amount=total)
+    return payment_id, None
 
 
 def _new_price(ctx: Context, reservation: Record, cabin: str, flight: dict[str, str]) -> int:
@@ -72,13 +82,9 @@ def _update(
     passengers = len(reservation["passengers"])
     old = sum(int(s["price"]) for s in reservation["flights"]) * passengers
     total = sum(_new_price(ctx, reservation, cabin, f) for f in flights) * passengers - old
-    if _over_budget(ctx, total):
-        return ctx.decide(
-            "declined", f"the change costs {total}, over the customer's cap", reads, amount=total
-        )
-    payment_id, problem = _charge(ctx, reservation, total)
-    if problem is not None:
-        return ctx.decide(problem.outcome, problem.clause, reads, amount=total)
+    payment_id, refused = _payment(ctx, reservation, total, "the change costs", reads)
+    if refused is not None:
+        return refused
     write = call(
         "update_reservation_flights",
         reservation_id=reservation["reservation_id"],
@@ -233,13 +239,9 @@ def add_bags(ctx: Context) -> Decision:
     allowance = free_bags(owner["membership"], reservation["cabin"], len(reservation["passengers"]))
     nonfree = max(int(reservation["nonfree_baggages"]), wanted - allowance)
     fee = BAG_FEE * (nonfree - int(reservation["nonfree_baggages"]))
-    if _over_budget(ctx, fee):
-        return ctx.decide(
-            "declined", f"the bags cost {fee}, over the customer's cap", reads, amount=fee
-        )
-    payment_id, problem = _charge(ctx, reservation, fee)
-    if problem is not None:
-        return ctx.decide(problem.outcome, problem.clause, reads, amount=fee)
+    payment_id, refused = _payment(ctx, reservation, fee, "the bags cost", reads)
+    if refused is not None:
+        return refused
     write = call(
         "update_reservation_baggages",
         reservation_id=rid,
