@@ -274,7 +274,10 @@ def _download(url: str, dest: Path, size: int) -> None:
     outcome: list[BaseException | None] = []
     stop = threading.Event()
     worker = threading.Thread(
-        target=_fetch_bounded, args=(url, dest, size, stop, outcome), daemon=True
+        target=_fetch_bounded,
+        args=(url, dest, size, stop, outcome),
+        name=DOWNLOAD_THREAD,
+        daemon=True,
     )
     worker.start()
     worker.join(_DOWNLOAD_TIMEOUT_S)
@@ -290,6 +293,10 @@ def _download(url: str, dest: Path, size: int) -> None:
         )
 
 
+#: The download worker's thread name (a given-up download's worker ends at its next read).
+DOWNLOAD_THREAD = "airline-gym-tau3-download"
+
+
 class _TooLarge(Exception):
     """The server sends (or announces) more than the file's expected size."""
 
@@ -298,6 +305,7 @@ def _fetch_bounded(
     url: str, dest: Path, size: int, stop: threading.Event, outcome: list[BaseException | None]
 ) -> None:
     """The worker of :func:`_download`: stream at most ``size`` bytes into ``dest``."""
+    import urllib.error
     import urllib.request
 
     try:
@@ -308,7 +316,9 @@ def _fetch_bounded(
             got = 0
             with open(dest, "wb") as fh:
                 while not stop.is_set():
-                    chunk = response.read(min(1 << 16, size + 1 - got))
+                    # at most one read from the socket: a drip cannot hold the worker (and
+                    # its connection) past its stop waiting to fill 64 KiB
+                    chunk = response.read1(min(1 << 16, size + 1 - got))
                     if not chunk:
                         break
                     got += len(chunk)
@@ -317,6 +327,8 @@ def _fetch_bounded(
                     fh.write(chunk)
         outcome.append(None)
     except BaseException as exc:  # handed to the waiting thread, which words it
+        if isinstance(exc, urllib.error.HTTPError):
+            exc.close()  # an error response holds its connection; its status line is kept
         outcome.append(exc)
 
 

@@ -6,8 +6,10 @@ a redirect then a drip."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -29,8 +31,8 @@ _SERVER_GIVES_UP_BYTES = 64 << 20
 
 class _Hostile(BaseHTTPRequestHandler):
     """``/redirect/<mode>/<path>`` answers 302 to ``/<mode>/<path>``; ``/huge/...`` announces
-    1 TB; ``/endless/...`` sends without end; ``/drip/...`` a byte every 0.2 s; ``/real/...``
-    the shared tau3 file named by the path's last part."""
+    1 TB; ``/missing/...`` answers 404; ``/endless/...`` sends without end; ``/drip/...`` a
+    byte every 0.2 s; ``/real/...`` the shared tau3 file named by the path's last part."""
 
     protocol_version = "HTTP/1.1"
 
@@ -46,6 +48,9 @@ class _Hostile(BaseHTTPRequestHandler):
             self.send_header("Location", "/" + "/".join(parts[1:]))
             self.send_header("Content-Length", "0")
             self.end_headers()
+            return
+        if mode == "missing":
+            self.send_error(404)
             return
         if mode == "real":
             body = (TAU3_TASKS if parts[-1] == "tasks.json" else TAU3_GUIDELINES).read_bytes()
@@ -124,12 +129,33 @@ def test_an_endless_body_is_cut_at_the_expected_size(fresh_cache, monkeypatch):
     assert took < 5
 
 
+def test_a_refused_download_leaves_no_connection_open(fresh_cache, monkeypatch):
+    """The error response of a refused download (404) holds its socket: it is closed, not left
+    for the garbage collector to find unclosed."""
+    with hostile() as (base, _):
+        message, _took = _fails(monkeypatch, f"{base}/missing")
+    assert "HTTP Error 404" in message
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
 def test_a_redirect_then_a_drip_ends_at_the_wall_time_limit(fresh_cache, monkeypatch):
     with hostile() as (base, paths):
         message, took = _fails(monkeypatch, f"{base}/redirect/drip")
     assert "not complete after 2 s" in message
     assert paths[0].startswith("/redirect/drip/") and paths[1].startswith("/drip/")
     assert 1.9 < took < 8  # the 2 s limit (plus load), not the server's 12 s of dripping
+    # the given-up worker ends at the drip's next byte, closing its connection
+    deadline = time.monotonic() + 3
+    while _download_workers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _download_workers() == []
+
+
+def _download_workers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == tau3.DOWNLOAD_THREAD]
 
 
 def test_a_redirect_within_the_bounds_is_followed(fresh_cache, monkeypatch):
