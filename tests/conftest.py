@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import no_network
+import open_sockets
 import pytest
 
 # litellm fetches a model cost map over the network at import unless told otherwise; Hugging
@@ -83,6 +84,7 @@ def pytest_configure(config: pytest.Config) -> None:
     import session_cache
 
     no_network.install()
+    open_sockets.install()
     subprocess.Popen.__init__ = _popen_init  # type: ignore[method-assign]
     os.environ["AIRLINE_GYM_TEST_PARENT_PID"] = str(os.getpid())
     os.environ.update(_with_guard(dict(os.environ)))
@@ -181,6 +183,25 @@ def tau3_folder(folder: Path) -> Path:
     shutil.copyfile(TAU3_TASKS, folder / "tasks.json")
     shutil.copyfile(TAU3_GUIDELINES, folder / "simulation_guidelines.md")
     return folder
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_socket_left_open() -> Iterator[None]:
+    """Fail the session's last test when a connection is still open after every session
+    fixture's teardown: it would be an ``unclosed <socket>`` warning as the process exits.
+    (Defined first, so it is torn down last.)"""
+    yield
+    left = open_sockets.still_open()
+    if left:
+        pytest.fail(f"{len(left)} socket(s) left open: " + "\n".join(left), pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _litellm_sync_clients_closed() -> Iterator[None]:
+    """Close what a test's direct ``litellm.completion`` calls left open (see
+    :func:`open_sockets.close_litellm_sync_clients`)."""
+    yield
+    open_sockets.close_litellm_sync_clients()
 
 
 @pytest.fixture(scope="session", autouse=True)
