@@ -37,7 +37,7 @@ from airline_gym.cli.flags import (
 )
 from airline_gym.cli.options import add_benchmark_arguments, server_args
 from airline_gym.domain.tools import TOOLS
-from airline_gym.env.actions import DONE_TOOL
+from airline_gym.env.actions import DONE_TOOL, MAX_ACTION_CHARS
 from airline_gym.env.render import colourise
 from airline_gym.errors import ConfigError
 
@@ -102,6 +102,25 @@ def check_line(line: str) -> str | None:
     return None
 
 
+class LineTooLong(Exception):
+    """A line of piped input longer than an action may be (read no further than the bound)."""
+
+
+def read_line(stream: Any, limit: int = MAX_ACTION_CHARS) -> str:
+    """The next line of ``stream`` without its newline, holding at most ``limit`` characters in
+    memory: a longer line is skipped to its end and raises :class:`LineTooLong`; EOFError at the
+    end of the input."""
+    line = stream.readline(limit + 1)
+    if line == "":
+        raise EOFError
+    if len(line) <= limit or line.endswith("\n"):
+        return line.rstrip("\n")
+    while True:  # the rest of the over-long line, a bounded piece at a time
+        rest = stream.readline(1 << 16)
+        if rest == "" or rest.endswith("\n"):
+            raise LineTooLong
+
+
 def show(messages: list[dict[str, Any]], colour: bool = False) -> None:
     """Print an observation: customer turns, tool results (as the agent sees them) and errors."""
     labels = {"user": "customer", "tool": "tool"}
@@ -148,10 +167,13 @@ def run(args: argparse.Namespace) -> int:
     reward = 0.0
     while not episode.done:
         try:
-            line = input(PROMPT if interactive else "")
+            line = input(PROMPT) if interactive else read_line(sys.stdin)
         except EOFError:
             print("(end of input: calling done)")
             line = ":done"
+        except LineTooLong:
+            print(f"not sent: a line longer than {MAX_ACTION_CHARS:,} characters (an action's max)")
+            continue
         else:
             if not interactive:
                 print(f"{PROMPT}{line}")

@@ -119,6 +119,34 @@ def test_demo_noop_shows_what_differs():
     assert "DB check: DIFFERS" in done.stdout
 
 
+def test_play_skips_a_line_longer_than_an_action_without_holding_it():
+    """A piped 3 MB line is refused in one line, read no further than the action's bound."""
+    from airline_gym.env.actions import MAX_ACTION_CHARS
+
+    huge = "x" * (3 * MAX_ACTION_CHARS)
+    stdin = "\n".join([huge, "Hello! What can I do for you?", ":done"]) + "\n"
+    done = cli("play", "--task", "17", stdin=stdin)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert f"not sent: a line longer than {MAX_ACTION_CHARS:,} characters" in out
+    assert "agent> Hello! What can I do for you?\ncustomer: " in out
+    assert "xxxxxxxxxx" not in out
+
+
+def test_read_line_holds_at_most_the_bound() -> None:
+    import io
+
+    from airline_gym.cli.play import LineTooLong, read_line
+
+    stream = io.StringIO("abc\n" + "y" * 100 + "\nlast")
+    assert read_line(stream, limit=10) == "abc"
+    with pytest.raises(LineTooLong):
+        read_line(stream, limit=10)
+    assert read_line(stream, limit=10) == "last"
+    with pytest.raises(EOFError):
+        read_line(stream, limit=10)
+
+
 @pytest.mark.parametrize(
     ("args", "code", "text"),
     [
