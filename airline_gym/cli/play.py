@@ -25,7 +25,7 @@ import json
 import os
 import re
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from airline_gym.cli.flags import (
     TASK_HELP,
@@ -106,7 +106,7 @@ class LineTooLong(Exception):
     """A line of piped input longer than an action may be (read no further than the bound)."""
 
 
-def read_line(stream: Any, limit: int = MAX_ACTION_CHARS) -> str:
+def read_line(stream: TextIO, limit: int = MAX_ACTION_CHARS) -> str:
     """The next line of ``stream`` without its newline, holding at most ``limit`` characters in
     memory: a longer line is skipped to its end and raises :class:`LineTooLong`; EOFError at the
     end of the input."""

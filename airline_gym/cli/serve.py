@@ -13,7 +13,7 @@ the README). Needs the openenv extra: pip install "airline-gym[openenv]".
   airline-gym serve --benchmark tau3                 # tau3's tasks and customer guidelines
   airline-gym serve --port 9000 --max-sessions 512 --idle-timeout 120
   airline-gym serve --max-message-bytes 4194304      # allow frames and bodies up to 4 MiB
-  airline-gym serve --max-connections 2048 --header-timeout 5  # connections, header deadline
+  airline-gym serve --max-connections 2048 --header-timeout 5  # connections, request deadline
   airline-gym serve --user-model gpt-4.1             # LLM customer (needs OPENAI_API_KEY)
   airline-gym serve --user-model openai/qwen --user-api-base http://localhost:8001/v1
 
@@ -128,7 +128,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=positive_seconds,
         default=HEADER_TIMEOUT,
         metavar="SECONDS",
-        help="close a connection that takes longer to send a request's headers "
+        help="close a connection that takes longer to send a request (headers and body) "
         f"(default {HEADER_TIMEOUT:g})",
     )
     add_benchmark_arguments(parser)  # --benchmark tau2|tau3, --tasks PATH

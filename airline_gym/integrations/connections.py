@@ -8,8 +8,9 @@ second). Here:
 
 - :func:`bounded_http_protocol`: uvicorn's h11 protocol with a cap on open connections (a
   connection over it closes the one that has waited longest for its request headers, or itself
-  when none is waiting) and a deadline for each request's headers (from the connection's start,
-  or from the end of the previous response); see :data:`DEFAULT_HEADER_TIMEOUT`.
+  when none is waiting) and a deadline for each request's headers and body (from the
+  connection's start, or from the end of the previous response); see
+  :data:`DEFAULT_HEADER_TIMEOUT`.
 - :func:`default_max_connections`: the cap that fits the process's open-file limit.
 - :class:`GuardedListener`: out of open files, a connection that cannot be accepted is closed
   at once and one line is logged, at most once a minute (not a traceback per connection).
@@ -47,8 +48,9 @@ __all__ = [
     "quiet_clean_disconnects",
 ]
 
-#: Seconds a connection may take to send a request's headers (``--header-timeout``): a client
-#: on the same cluster sends them in milliseconds.
+#: Seconds a connection may take to send a request's headers and body (``--header-timeout``;
+#: a body is at most ``--max-message-bytes``, 1 MiB): a client on the same cluster sends them in
+#: milliseconds.
 DEFAULT_HEADER_TIMEOUT = 10.0
 #: Open files kept free of connections: the server's own (listening socket, logs, data files,
 #: the event loop's) and each session's (an LLM customer's pooled connection).
@@ -70,7 +72,7 @@ def default_max_connections(max_sessions: int) -> int:
 
 
 class BoundedH11Protocol(H11Protocol):  # type: ignore[misc,unused-ignore]
-    """uvicorn's h11 protocol with a connection cap and a deadline for request headers."""
+    """uvicorn's h11 protocol with a connection cap and a deadline for each request."""
 
     max_connections = 1024
     header_timeout = DEFAULT_HEADER_TIMEOUT
@@ -94,7 +96,7 @@ class BoundedH11Protocol(H11Protocol):  # type: ignore[misc,unused-ignore]
         oldest.drop()
 
     def drop(self) -> None:
-        """Close this connection, which has not sent (all of) a request's headers."""
+        """Close this connection, which has not sent (all of) a request's headers or body."""
         self._stop_waiting()
         if not self.transport.is_closing():
             self.transport.close()
@@ -112,8 +114,17 @@ class BoundedH11Protocol(H11Protocol):  # type: ignore[misc,unused-ignore]
 
     def handle_events(self) -> None:
         super().handle_events()
-        if self.waiting_since is not None and self.conn.their_state is not h11.IDLE:
-            self._stop_waiting()  # a request's headers are in (or the connection is upgraded)
+        if self.waiting_since is not None and not self._receiving_request():
+            self._stop_waiting()  # a whole request is in (or the connection is upgraded)
+
+    def _receiving_request(self) -> bool:
+        """Whether a request's headers or body are still on their way (a body is bounded like
+        headers: one sent a byte at a time holds a connection as long)."""
+        state = self.conn.their_state
+        if state is h11.IDLE:
+            return True
+        upgraded = self.transport.get_protocol() is not self  # a WebSocket's frames are not a body
+        return state is h11.SEND_BODY and not upgraded
 
     def on_response_complete(self) -> None:
         if not self.transport.is_closing():

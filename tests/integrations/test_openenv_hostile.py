@@ -271,9 +271,9 @@ def closed_by_server(sock: socket.socket, deadline: float) -> bool:
 
 
 def test_connections_that_never_finish_their_headers_do_not_lock_clients_out():
-    """Slowloris under a 256-file limit: 300 connections that never finish their headers.
-    /health still answers; each such connection is closed by the header timeout; running out
-    of files is logged once, in one line, without a traceback."""
+    """Slowloris under a 256-file limit: 300 connections that never finish their headers, 20
+    that never finish a body. /health still answers; each such connection is closed by the
+    request timeout; running out of files is logged once, in one line, without a traceback."""
     idle: list[socket.socket] = []
     options = ("--max-sessions", "4", "--header-timeout", "3")
     with server_process(*options, open_files=256) as process:
@@ -287,6 +287,13 @@ def test_connections_that_never_finish_their_headers_do_not_lock_clients_out():
             with urllib.request.urlopen(process.url + "/health", timeout=5) as response:
                 assert response.status == 200
             assert time.monotonic() - start < 5
+            for _ in range(20):  # whole headers, then a body that never ends
+                sock = socket.create_connection((host, int(port)), timeout=10)
+                sock.sendall(
+                    b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: 100\r\n\r\n{"
+                )
+                idle.append(sock)
             keep_alive = socket.create_connection((host, int(port)), timeout=10)
             idle.append(keep_alive)  # a whole request, then half of the next one
             keep_alive.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -301,6 +308,15 @@ def test_connections_that_never_finish_their_headers_do_not_lock_clients_out():
     log = process.process.stderr_bytes.decode()  # type: ignore[attr-defined]
     assert "Traceback" not in log, log[:2000]
     assert log.count("Too many open files") <= 1, log[:2000]
+
+
+def test_a_websocket_session_outlives_the_request_timeout():
+    """The request timeout bounds an upgrade's headers, not the WebSocket's frames after it."""
+    with running_server("--header-timeout", "1") as url, Session(url) as session:
+        assert session.ask("reset", {"task": "17", "seed": 0})["type"] == "observation"
+        time.sleep(2.5)  # past the 1 s request timeout
+        reply = session.ask("step", {"message": "Hello, how can I help?"})
+        assert reply["type"] == "observation", reply
 
 
 @pytest.mark.long  # ~30 s: a server process of its own, and a step that takes seconds
