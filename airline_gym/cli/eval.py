@@ -48,9 +48,10 @@ tau2 run's flag names are accepted too: --agent-llm, --user-llm, --num-trials,
 
 Exit code: 0 when the run finished; 1 when it failed: its failed simulations (agent_error,
 user_error, infrastructure_error: a model or server that did not answer, or a failed NL judge)
-reached --max-failures N (default: every simulation), or the --report page could not be
-written; said in one line, the results file saved all the same; 2 on bad input (one line,
-nothing run); 130 on Ctrl-C.
+reached --max-failures N (default: every simulation; with N given, no more are started once
+N failed, and --resume --retry-errors continues), or the --report page could not be written;
+said in one line, the results file saved all the same; 2 on bad input (one line, nothing run);
+130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ from pathlib import Path
 
 from airline_gym.cli.custom_agent import custom_agent_factory, is_custom_agent
 from airline_gym.cli.eval_args import add_arguments
-from airline_gym.cli.eval_failures import failed_run_line
+from airline_gym.cli.eval_failures import failed_run_line, stopped_early_line
 from airline_gym.cli.eval_out import (
     check_out,
     check_plot,
@@ -76,6 +77,7 @@ from airline_gym.cli.flags import check_customer
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.errors import ConfigError
 from airline_gym.harness.evaluate import evaluate, select_task_ids
+from airline_gym.harness.failures import FailureLimitReached
 from airline_gym.harness.interrupt import Interrupted
 from airline_gym.harness.results import JSONObject, Results, format_summary, summarize
 from airline_gym.harness.retry import retries_per_request
@@ -130,11 +132,16 @@ def run(args: argparse.Namespace) -> int:
             resume=args.resume,
             retry_errors=args.retry_errors,
             progress=progress,
+            max_failures=getattr(args, "max_failures", None),
         )
     except Interrupted as stop:
         display.close(stop)
         print(interrupted_line(stop), file=sys.stderr)
         return 130
+    except FailureLimitReached as stop:
+        display.close(stop)
+        print(f"airline-gym eval: error: {stopped_early_line(stop)}", file=sys.stderr)
+        return 1
     except BaseException as exc:
         display.close(exc)
         raise

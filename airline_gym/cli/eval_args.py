@@ -108,8 +108,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-failures",
         type=positive_count,
         metavar="N",
-        help="exit 1 (the run failed) when N simulations failed on infrastructure (agent_error, "
-        "user_error, infrastructure_error or a failed NL judge); default: all of them",
+        help="the run fails (exit 1) when N simulations failed on infrastructure (agent_error, "
+        "user_error, infrastructure_error or a failed NL judge), and starts no more once N "
+        "failed (--resume --retry-errors continues); default: all of them",
     )
     output.add_argument("--plot", metavar="PNG", help="draw the pass^k curve (needs matplotlib)")
     output.add_argument("--json", action="store_true", help="print the summary as JSON")

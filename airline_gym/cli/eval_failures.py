@@ -8,13 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from airline_gym.domain.grading import AGENT_ERROR, INFRASTRUCTURE_ERROR, USER_ERROR
-from airline_gym.harness.results.metrics import judge_error_of
+from airline_gym.harness.failures import FailureLimitReached, failure_cause
 
-__all__ = ["FAILED_ENDINGS", "failed_run_line", "positive_count"]
-
-#: Endings that are a failure of the run's machinery (a model or server), not an agent's grade.
-FAILED_ENDINGS = (AGENT_ERROR, USER_ERROR, INFRASTRUCTURE_ERROR)
+__all__ = ["failed_run_line", "positive_count", "stopped_early_line"]
 
 
 def positive_count(text: str) -> int:
@@ -32,13 +28,7 @@ def failed_run_line(sims: Sequence[Any], max_failures: int | None, out: Path) ->
     """The one line saying the run failed when its failed simulations (agent_error,
     user_error, infrastructure_error, or a failed NL judge) reach ``max_failures`` (``None``:
     all of them, and at least one); ``None`` when the run did not fail."""
-    causes: Counter[str] = Counter()
-    for sim in sims:
-        reason = sim.get("termination_reason")
-        if reason in FAILED_ENDINGS:
-            causes[str(reason)] += 1
-        elif judge_error_of(sim) is not None:
-            causes["NL judge failed"] += 1
+    causes = Counter(cause for sim in sims if (cause := failure_cause(sim)) is not None)
     failed = sum(causes.values())
     limit = len(sims) if max_failures is None else max_failures
     if not sims or failed < limit:
@@ -48,4 +38,16 @@ def failed_run_line(sims: Sequence[Any], max_failures: int | None, out: Path) ->
     return (
         f"the run failed: {failed} of {len(sims)} simulations failed ({why}), reaching "
         f"{rule}; the results are saved in {out}"
+    )
+
+
+def stopped_early_line(stop: FailureLimitReached) -> str:
+    """The one line printed when ``--max-failures`` stopped the run before its end."""
+    why = ", ".join(f"{cause} {n}" for cause, n in stop.causes.most_common())
+    done = f"{stop.saved} of {stop.total} simulations"
+    failed = sum(stop.causes.values())
+    return (
+        f"the run failed: {failed} simulation{'s' if failed != 1 else ''} failed ({why}), reaching "
+        f"--max-failures {stop.limit}, so no more were started; {done} saved in {stop.journal}; "
+        "fix the cause, then run the same command with --resume --retry-errors"
     )

@@ -22,6 +22,7 @@ import dataclasses
 import inspect
 import os
 import uuid
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +34,8 @@ from airline_gym.domain.grading import AGENT_ERROR, INFRASTRUCTURE_ERROR, USER_E
 from airline_gym.domain.tasks import TaskSet, load_task_set, task_key
 from airline_gym.domain.user_audit import audit_conversation
 from airline_gym.errors import ConfigError, UnknownIdError
-from airline_gym.harness.interrupt import Interrupted
+from airline_gym.harness.failures import FailureLimitReached, failure_cause
+from airline_gym.harness.interrupt import Interrupted, StopOnInterrupt
 from airline_gym.harness.journal import RunFile
 from airline_gym.harness.play_jobs import play_jobs
 from airline_gym.harness.results import (
@@ -224,6 +226,7 @@ def evaluate(
     retry_errors: bool = False,
     progress: Progress | None = None,
     agent_info: JSONObject | None = None,
+    max_failures: int | None = None,
 ) -> Results:
     """Run ``agent`` on every (task, trial) of ``config`` and return the results.
 
@@ -233,10 +236,18 @@ def evaluate(
     may write it. ``resume``: run only the (task, trial) pairs ``out`` (and the journal of a
     killed run) lacks; ``retry_errors`` also reruns its ``agent_error``/``user_error``
     simulations. ``progress(sim, done, total, results)`` is called once with ``sim=None``
-    before the first episode, then after each simulation.
+    before the first episode, then after each simulation. ``max_failures``: once this many of
+    the run's simulations failed on its machinery (agent_error, user_error,
+    infrastructure_error, a failed NL judge), no more are started and
+    :class:`~airline_gym.harness.failures.FailureLimitReached` is raised (the finished ones are
+    saved, as after Ctrl-C: ``resume=True, retry_errors=True`` continues).
     """
     config = config or EvalConfig()
     config.validate()
+    if max_failures is not None and (
+        isinstance(max_failures, bool) or not isinstance(max_failures, int) or max_failures < 1
+    ):
+        raise ConfigError(f"max_failures must be a whole number >= 1, got {max_failures!r}")
     if config.user_cache is not None:  # opened (and checked) once; every episode shares it
         config = dataclasses.replace(config, user_cache=open_reply_cache(config.user_cache))
     if resume and out is None:
@@ -250,11 +261,13 @@ def evaluate(
     config.make_env()  # in this thread first: bad settings fail here, and shared data loads once
     fresh = Results(info=info, tasks=[copy.deepcopy(task_set[t].raw) for t in ids])
     if out is None:
-        return _Run(config, task_set, fresh, make_agent, ids, None, progress).play(sample)
+        run = _Run(config, task_set, fresh, make_agent, ids, None, progress, max_failures)
+        return run.play(sample)
     with RunFile(out) as store:
         results, appending = _open_run(store, fresh, resume, retry_errors)
         store.start(results, appending)
-        return _Run(config, task_set, results, make_agent, ids, store, progress).play(sample)
+        run = _Run(config, task_set, results, make_agent, ids, store, progress, max_failures)
+        return run.play(sample)
 
 
 def _llm_customer(user: Any) -> bool:
@@ -289,6 +302,7 @@ class _Run:
         ids: list[str],
         store: RunFile | None,
         progress: Progress | None,
+        max_failures: int | None = None,
     ) -> None:
         self.config, self.task_set, self.results = config, task_set, results
         self.make_agent, self.ids, self.store, self.progress = make_agent, ids, store, progress
@@ -300,6 +314,8 @@ class _Run:
         cache = config.user_cache
         self.cache = cache if isinstance(cache, ReplyCache) else None
         self.cache_start = self.cache.counts() if self.cache is not None else {}
+        self.max_failures, self.failures = max_failures, Counter[str]()
+        self.stop = StopOnInterrupt()
 
     def _seed(self, task_id: str, trial: int) -> int:
         return episode_seed(self.config.seed, task_id, trial, self.config.protocol)
@@ -342,6 +358,14 @@ class _Run:
             self.store.append_line(line)
         if self.progress is not None:
             self.progress(sim, len(self.results.simulations), total, self.results)
+        cause = failure_cause(sim)
+        if cause is not None:
+            self.failures[cause] += 1
+            if self.max_failures is not None and self.failures.total() >= self.max_failures:
+                self.stop.request()  # start no more; those in flight end as after Ctrl-C
+
+    def _failure_limit_reached(self) -> bool:
+        return self.max_failures is not None and self.failures.total() >= self.max_failures
 
     def play(self, agent: Any) -> Results:
         """Play every missing (task, trial), then write the results file once.
@@ -360,12 +384,19 @@ class _Run:
         concurrency = self.config.concurrency
         if _never_blocks(agent) and not _in_event_loop():
             make_env = self.config.make_env
-            stopped = play_jobs(todo, concurrency, ended, aplay=self.aone, make_env=make_env)
+            stopped = play_jobs(
+                todo, concurrency, ended, aplay=self.aone, make_env=make_env, stop=self.stop
+            )
         else:
-            stopped = play_jobs(todo, concurrency, ended, play=self.one)
-        if stopped:
-            journal = None if self.store is None else self.store.journal
-            raise Interrupted(len(self.results.simulations), total, journal)
+            stopped = play_jobs(todo, concurrency, ended, play=self.one, stop=self.stop)
+        journal = None if self.store is None else self.store.journal
+        saved = len(self.results.simulations)
+        if stopped and self._failure_limit_reached():
+            if saved < total:
+                assert self.max_failures is not None
+                raise FailureLimitReached(self.failures, self.max_failures, saved, total, journal)
+        elif stopped:
+            raise Interrupted(saved, total, journal)
         order = {t: i for i, t in enumerate(self.ids)}
 
         def key(sim: Mapping[str, Any]) -> tuple[Any, ...]:

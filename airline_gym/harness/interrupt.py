@@ -50,6 +50,11 @@ class StopOnInterrupt:
         """Whether Ctrl-C was pressed: start no new episode."""
         return self.requested_at is not None
 
+    def request(self) -> None:
+        """Stop as Ctrl-C would (start no new episode), at the caller's request."""
+        if self.requested_at is None:
+            self.requested_at = time.monotonic()
+
     def overdue(self) -> bool:
         """Whether the grace period for the episodes in flight is over: abandon them."""
         at = self.requested_at

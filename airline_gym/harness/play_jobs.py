@@ -31,13 +31,15 @@ def play_jobs(
     aplay: Callable[[Any, J], Awaitable[R]] | None = None,
     make_env: Callable[[], Any] | None = None,
     play: Callable[..., R] | None = None,
+    stop: StopOnInterrupt | None = None,
 ) -> bool:
     """Play every job, ``concurrency`` at a time, calling ``on_result`` as each ends.
 
     With ``aplay(env, job)`` and ``make_env``: on one event loop (one env per concurrent slot);
-    else ``play(*job)`` in threads. Returns whether Ctrl-C stopped the run early.
+    else ``play(*job)`` in threads. ``stop``: a caller's own (``on_result`` may request it).
+    Returns whether Ctrl-C (or the caller) stopped the run early.
     """
-    with StopOnInterrupt() as stop:
+    with stop or StopOnInterrupt() as stop:
         if aplay is not None:
             assert make_env is not None, "aplay needs make_env"
             asyncio.run(_play_async(jobs, concurrency, on_result, aplay, make_env, stop))

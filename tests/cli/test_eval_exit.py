@@ -9,6 +9,8 @@ import io
 import socket
 from pathlib import Path
 
+import pytest
+
 from airline_gym.cli.main import main
 from airline_gym.harness.results import Results
 from airline_gym.testing.openai_server import OpenAIServer, Reply
@@ -60,8 +62,43 @@ def test_max_failures_sets_the_threshold(tmp_path: Path) -> None:
     assert code == 0, err
     with OpenAIServer([Reply(fault="500")], default=Reply("How can I help?")) as server:
         code, _, err = _eval(server.base_url, tmp_path / "three.json", "--max-failures", "1")
-    assert code == 1 and "1 of 2 simulations failed (agent_error 1)" in err
-    assert "--max-failures 1" in err.strip().splitlines()[-1]
+    assert code == 1 and "1 simulation failed (agent_error 1)" in err  # and the run stopped
+    assert "--max-failures 1, so no more were started" in err.strip().splitlines()[-1]
+
+
+def test_max_failures_stops_the_run_early_and_resume_retries_the_failures(tmp_path: Path) -> None:
+    """Once N simulations failed no more are started (a paid run stops spending); the finished
+    ones are saved, and --resume --retry-errors plays the failed and the unplayed ones."""
+    out = tmp_path / "early.json"
+    many = ("--task-ids", "0,1,2,3,4,5,6,7", "--concurrency", "1")
+    code, stdout, err = _eval(_refused_url(), out, *many, "--max-failures", "2")
+    assert code == 1, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("airline-gym eval: error: the run failed: 2 simulations failed")
+    assert "(agent_error 2)" in last and "--max-failures 2, so no more were started" in last
+    assert "2 of 8 simulations saved in" in last and "--resume --retry-errors" in last
+    assert "results:" not in stdout  # no summary of a run that stopped early
+    with OpenAIServer([], default=Reply("How can I help?")) as server:
+        code, _, err = _eval(server.base_url, out, *many, "--resume", "--retry-errors")
+    assert code == 0, err
+    sims = Results.load(out).simulations
+    assert sorted(s["task_id"] for s in sims) == [str(i) for i in range(8)]
+    assert all(s["termination_reason"] != "agent_error" for s in sims)
+
+
+def test_max_failures_reached_by_the_last_simulation_is_not_an_early_stop(tmp_path: Path) -> None:
+    code, stdout, err = _eval(_refused_url(), tmp_path / "last.json", "--max-failures", "2")
+    assert code == 1 and "results:" in stdout  # the whole run, summarised
+    assert "2 of 2 simulations failed (agent_error 2), reaching --max-failures 2" in err
+
+
+def test_evaluate_refuses_a_bad_max_failures() -> None:
+    from airline_gym.errors import ConfigError
+    from airline_gym.harness.evaluate import evaluate
+
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ConfigError, match="max_failures must be a whole number"):
+            evaluate("noop", max_failures=bad)  # type: ignore[arg-type]
 
 
 def test_a_bad_max_failures_is_bad_input(tmp_path: Path) -> None:

@@ -486,3 +486,40 @@ def test_evaluate_called_from_inside_an_event_loop_still_runs():
     within = asyncio.run(inside())
     assert without_timing(within.simulations) == without_timing(outside.simulations)
     assert [sim_reward(s) for s in within.simulations] == [1.0] * 6
+
+
+class _Agent:
+    """A blocking agent (played in threads): raises when ``broken``, else ends at once."""
+
+    def __init__(self, broken: bool) -> None:
+        self.broken = broken
+
+    def reset(self, info: dict[str, Any]) -> None:
+        pass
+
+    def act(self, observation: list[dict[str, Any]], info: dict[str, Any]) -> Any:
+        if self.broken:
+            raise RuntimeError("the model's server is down")
+        return {"name": "done", "arguments": {}}
+
+
+def test_max_failures_starts_no_more_episodes_and_keeps_the_finished_ones(tmp_path: Path) -> None:
+    from airline_gym.harness.failures import FailureLimitReached
+
+    made: list[int] = []
+
+    def second_and_third_broken(seed: int) -> _Agent:
+        made.append(seed)  # the first is evaluate()'s sample agent, then one per episode
+        return _Agent(broken=len(made) in (3, 4))
+
+    out = tmp_path / "stopped.json"
+    config = EvalConfig(task_ids=[str(i) for i in range(10)], concurrency=1)
+    with pytest.raises(FailureLimitReached) as caught:
+        evaluate(second_and_third_broken, config, out=out, max_failures=2)
+    stop = caught.value
+    assert (stop.saved, stop.total, dict(stop.causes)) == (3, 10, {"agent_error": 2})
+    assert stop.journal is not None and stop.journal.is_file()
+    # resumed with a working agent: the failed ones replayed, the rest played
+    results = evaluate(lambda seed: _Agent(False), config, out=out, resume=True, retry_errors=True)
+    assert [s["task_id"] for s in results.simulations] == [str(i) for i in range(10)]
+    assert {s["termination_reason"] for s in results.simulations} == {"agent_stop"}

@@ -1,0 +1,44 @@
+"""Which simulations failed on the run's machinery, and the early stop at ``max_failures``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from airline_gym.domain.grading import AGENT_ERROR, INFRASTRUCTURE_ERROR, USER_ERROR
+from airline_gym.harness.results.metrics import judge_error_of
+
+__all__ = ["FAILED_ENDINGS", "FailureLimitReached", "failure_cause"]
+
+#: Endings that are a failure of the run's machinery (a model or server), not an agent's grade.
+FAILED_ENDINGS = (AGENT_ERROR, USER_ERROR, INFRASTRUCTURE_ERROR)
+JUDGE_FAILED = "NL judge failed"
+
+
+def failure_cause(sim: Mapping[str, Any]) -> str | None:
+    """Why ``sim`` failed on the run's machinery (its ending, or a failed NL judge); ``None``
+    when it was graded."""
+    reason = sim.get("termination_reason")
+    if reason in FAILED_ENDINGS:
+        return str(reason)
+    return JUDGE_FAILED if judge_error_of(sim) is not None else None
+
+
+class FailureLimitReached(Exception):
+    """``max_failures`` simulations failed, so the run started no more: ``saved`` of ``total``
+    simulations are in ``journal`` (``None`` without a results file), ``causes`` counts the
+    failures."""
+
+    def __init__(
+        self, causes: Counter[str], limit: int, saved: int, total: int, journal: Path | None
+    ) -> None:
+        self.causes, self.limit = causes, limit
+        self.saved, self.total, self.journal = saved, total, journal
+        why = ", ".join(f"{cause} {n}" for cause, n in causes.most_common())
+        where = "" if journal is None else f" saved in {journal}"
+        super().__init__(
+            f"{sum(causes.values())} simulations failed ({why}), reaching max_failures={limit}: "
+            f"no more were started; {saved} of {total}{where}"
+        )
