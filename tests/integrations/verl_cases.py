@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,21 @@ def replies() -> dict[str, list[str]]:
     }
 
 
+_made: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _verl_event_loops_closed() -> Iterator[None]:
+    """Close the event loop verl's ``AgentLoopBase.__init__`` makes outside a running loop
+    (``verl.utils.ray_utils.get_event_loop``: a new one, set and never closed), which the
+    suite's ResourceWarning rule would otherwise fail as an unclosed event loop."""
+    yield
+    while _made:
+        event_loop = getattr(_made.pop(), "loop", None)
+        if event_loop is not None and not event_loop.is_running() and not event_loop.is_closed():
+            event_loop.close()
+
+
 def make_loop(tokenizer: Any, server: ScriptedServer, entry: Any = None) -> Any:
     """The loop as verl's AgentLoopWorker instantiates it (hydra, from the registry entry)."""
     import hydra
@@ -120,7 +136,7 @@ def make_loop(tokenizer: Any, server: ScriptedServer, entry: Any = None) -> Any:
             }
         }
     )
-    return hydra.utils.instantiate(
+    loop = hydra.utils.instantiate(
         config=entry,
         trainer_config=DictConfigWrap(config=config),
         server_manager=server,
@@ -130,6 +146,8 @@ def make_loop(tokenizer: Any, server: ScriptedServer, entry: Any = None) -> Any:
         dataset_cls=RLHFDataset,
         data_config=DictConfigWrap(OmegaConf.create({})),
     )
+    _made.append(loop)
+    return loop
 
 
 def run_rows(tokenizer: Any, server: ScriptedServer, rows: list[dict]) -> list[Any]:
