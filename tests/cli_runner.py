@@ -1,11 +1,16 @@
-"""Run the console script in a subprocess, as a user would (importable from any test module)."""
+"""Run the console script as a user would: in a subprocess (:func:`cli`), or its ``main`` in
+this process (:func:`run_cli`). Importable from any test module."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+from airline_gym.cli.main import main
 
 
 def cli(
@@ -23,6 +28,25 @@ def cli(
         env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})},
         cwd=cwd,
     )
+
+
+def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """Run ``main(ARGS)`` in this process, with its own stdin, stdout and stderr.
+
+    For the many bad-argument cases: an interpreter start per case costs about a second, and
+    ``main`` is exactly what the console script runs.
+    """
+    out, err = io.StringIO(), io.StringIO()
+    saved_stdin, sys.stdin = sys.stdin, io.StringIO(stdin)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:  # argparse's usage errors
+                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        sys.stdin = saved_stdin
+    return subprocess.CompletedProcess(["airline-gym", *args], code, out.getvalue(), err.getvalue())
 
 
 def one_line_error(done: subprocess.CompletedProcess[str], code: int = 2) -> str:

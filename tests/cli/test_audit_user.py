@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_cli import assert_one_line_error, cli, run_cli
+from cli_runner import run_cli
+from test_cli import assert_one_line_error, cli
 
 from airline_gym.domain.user_audit import AUDIT_KINDS
 from airline_gym.harness.results import Results

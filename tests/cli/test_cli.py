@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runner import run_cli
 
 from airline_gym.cli.main import COMMANDS, build_parser, main
 from airline_gym.domain.tools import WRITE_TOOLS
@@ -34,25 +34,6 @@ def cli(*args: str, stdin: str | None = None, env: dict[str, str] | None = None)
         timeout=120,
         env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})},
     )
-
-
-def run_cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    """Run ``main(ARGS)`` in this process, with its own stdin, stdout and stderr.
-
-    For the many bad-argument cases: an interpreter start per case costs about a second, and
-    ``main`` is exactly what the console script runs (the happy paths above use a subprocess).
-    """
-    out, err = io.StringIO(), io.StringIO()
-    saved_stdin, sys.stdin = sys.stdin, io.StringIO(stdin)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = main(list(args))
-            except SystemExit as exc:  # argparse's usage errors
-                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
-    finally:
-        sys.stdin = saved_stdin
-    return subprocess.CompletedProcess(["airline-gym", *args], code, out.getvalue(), err.getvalue())
 
 
 def assert_one_line_error(done: subprocess.CompletedProcess[str], code: int, text: str) -> None:
@@ -134,7 +115,6 @@ def test_play_skips_a_line_longer_than_an_action_without_holding_it():
 
 
 def test_read_line_holds_at_most_the_bound() -> None:
-    import io
 
     from airline_gym.cli.play import LineTooLong, read_line
 

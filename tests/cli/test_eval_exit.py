@@ -4,26 +4,20 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import socket
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
-from airline_gym.cli.main import main
 from airline_gym.harness.results import Results
 from airline_gym.testing.openai_server import OpenAIServer, Reply
 
 
 def run(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
+    """``airline-gym ARGS`` in this process: (exit code, stdout, stderr)."""
+    done = run_cli(*args)
+    return done.returncode, done.stdout, done.stderr
 
 
 def _refused_url() -> str:

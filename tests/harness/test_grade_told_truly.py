@@ -6,15 +6,13 @@ server on 127.0.0.1."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 from scripted_replies import judge_says
 
-from airline_gym.cli.main import main
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.harness.report import load_run
 from airline_gym.testing.openai_server import OpenAIServer, Reply
@@ -24,13 +22,8 @@ TASKS = load_task_set("tau2")
 
 def run(*args: str) -> tuple[int, str, str]:
     """``airline-gym ARGS`` in this process: (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
+    done = run_cli(*args)
+    return done.returncode, done.stdout, done.stderr
 
 
 @pytest.fixture(scope="module")

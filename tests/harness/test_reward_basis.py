@@ -7,18 +7,16 @@ The default stays each task's own basis (DB x COMMUNICATE, the leaderboard's). A
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import pytest
+from cli_runner import run_cli
 from scripted_replies import judge_says
 
 import airline_gym  # noqa: F401  (registers the env ids)
-from airline_gym.cli.main import main
 from airline_gym.domain.task_checks import check_gradable
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.domain.tools import WRITE_TOOLS
@@ -40,13 +38,8 @@ READ_ONLY_WITH_ACTIONS = next(t for t in NOOP_PASSES if t not in NO_GOLD_ACTIONS
 
 def run(*args: str) -> tuple[int, str, str]:
     """``airline-gym ARGS`` in this process: (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
+    done = run_cli(*args)
+    return done.returncode, done.stdout, done.stderr
 
 
 def _done() -> dict[str, Any]:

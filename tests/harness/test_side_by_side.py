@@ -5,14 +5,12 @@ to mean anything."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import pytest
+from cli_runner import run_cli
 
-from airline_gym.cli.main import main
 from airline_gym.harness.evaluate import EvalConfig, evaluate
 from airline_gym.harness.report.overview import describe_run
 from airline_gym.harness.results import Results
@@ -20,13 +18,9 @@ from airline_gym.harness.results.compare import MIN_TASKS
 
 
 def run(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
+    """``airline-gym ARGS`` in this process: (exit code, stdout, stderr)."""
+    done = run_cli(*args)
+    return done.returncode, done.stdout, done.stderr
 
 
 @pytest.fixture(scope="module")

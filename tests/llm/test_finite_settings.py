@@ -9,16 +9,14 @@ on 127.0.0.1 is never asked.
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
 import pytest
+from cli_runner import run_cli
 
 import airline_gym  # noqa: F401  (registers the env ids)
-from airline_gym.cli.main import main
 from airline_gym.errors import ConfigError
 from airline_gym.llm import LiteLLMChatModel
 from airline_gym.testing import OpenAIServer, Reply
@@ -75,13 +73,8 @@ def test_the_env_refuses_them_at_construction(kwargs: dict[str, Any]) -> None:
 
 def run(*args: str) -> tuple[int, str]:
     """``airline-gym ARGS`` in this process: (exit code, stderr)."""
-    err = io.StringIO()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-        try:
-            code = main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, err.getvalue()
+    done = run_cli(*args)
+    return done.returncode, done.stderr
 
 
 @pytest.mark.parametrize(
