@@ -42,7 +42,17 @@ def _warm_up(litellm: ModuleType) -> None:
     """Run litellm's first-call set-up (lazy imports, SDK clients) once, outside any timeout.
 
     One request to a closed port on 127.0.0.1 goes through the OpenAI path and fails at once.
+    It runs in a thread of its own: litellm's blocking path asks ``asyncio.get_event_loop()``
+    for a loop to log on, which in a main thread without one makes a loop and leaves it set,
+    never closed (its two sockets leak when the next ``asyncio.run`` replaces it); in another
+    thread there is none, and litellm uses ``asyncio.run``, which closes its loop.
     """
+    worker = threading.Thread(target=_warm_up_call, args=(litellm,), name="litellm-warm-up")
+    worker.start()
+    worker.join()
+
+
+def _warm_up_call(litellm: ModuleType) -> None:
     try:
         litellm.completion(
             model="openai/warm-up",

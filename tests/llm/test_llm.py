@@ -488,3 +488,28 @@ def test_a_threads_keep_alive_connection_is_closed_when_the_thread_ends(
         gc.collect()
     assert replies == ["from a thread"]
     assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+_LOAD_THEN_REPLACE_THE_LOOP = """
+import asyncio, gc, warnings
+from airline_gym.llm import load_litellm
+load_litellm()  # in the main thread, which has no event loop yet
+asyncio.run(asyncio.sleep(0))  # a later run replaces whatever loop the main thread holds
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    gc.collect()
+print([str(w.message)[:80] for w in caught if issubclass(w.category, ResourceWarning)])
+"""
+
+
+def test_loading_litellm_leaves_no_event_loop_to_leak() -> None:
+    """litellm's warm-up call must not leave an unclosed event loop set in the caller's thread
+    (a fresh interpreter: litellm is loaded once per process)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _LOAD_THEN_REPLACE_THE_LOOP],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
