@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from airline_gym.harness.failures import FailureLimitReached, failure_cause
+from airline_gym.harness.failures import FailureLimitReached, describe_causes, failure_cause
 
 __all__ = ["failed_run_line", "positive_count", "stopped_early_line"]
 
@@ -33,7 +33,7 @@ def failed_run_line(sims: Sequence[Any], max_failures: int | None, out: Path) ->
     limit = len(sims) if max_failures is None else max_failures
     if not sims or failed < limit:
         return None
-    why = ", ".join(f"{cause} {n}" for cause, n in causes.most_common())
+    why = describe_causes(causes)
     rule = "every simulation" if max_failures is None else f"--max-failures {max_failures}"
     return (
         f"the run failed: {failed} of {len(sims)} simulations failed ({why}), reaching "
@@ -43,9 +43,9 @@ def failed_run_line(sims: Sequence[Any], max_failures: int | None, out: Path) ->
 
 def stopped_early_line(stop: FailureLimitReached) -> str:
     """The one line printed when ``--max-failures`` stopped the run before its end."""
-    why = ", ".join(f"{cause} {n}" for cause, n in stop.causes.most_common())
     done = f"{stop.saved} of {stop.total} simulations"
-    failed = sum(stop.causes.values())
+    failed = stop.causes.total()
+    why = describe_causes(stop.causes)
     return (
         f"the run failed: {failed} simulation{'s' if failed != 1 else ''} failed ({why}), reaching "
         f"--max-failures {stop.limit}, so no more were started; {done} saved in {stop.journal}; "

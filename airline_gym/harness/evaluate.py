@@ -26,10 +26,10 @@ from typing import Any
 
 from airline_gym.agents.registry import BUILTIN_AGENTS, builtin_agent, describe_builtin
 from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, benchmark_tasks
-from airline_gym.domain.grading import AGENT_ERROR, INFRASTRUCTURE_ERROR, USER_ERROR
 from airline_gym.domain.tasks import TaskSet, load_task_set, task_key
 from airline_gym.errors import ConfigError, UnknownIdError
 from airline_gym.harness.evaluation_run import AgentFactory, EvaluationRun, Progress
+from airline_gym.harness.failures import RUN_FAILURE_ENDINGS
 from airline_gym.harness.journal import RunFile
 from airline_gym.harness.results import (
     JSONObject,
@@ -53,7 +53,6 @@ __all__ = [
 
 #: tau2-bench's default base seed.
 DEFAULT_SEED = 300
-_RETRYABLE_ENDINGS = frozenset({AGENT_ERROR, USER_ERROR, INFRASTRUCTURE_ERROR})
 
 
 @dataclass
@@ -171,7 +170,7 @@ def _continue(old: Results, fresh: Results, path: Path, retry_errors: bool) -> R
     if isinstance(old.info.get("user_cache"), dict):  # this run's hits and misses add to them
         info["user_cache"] = old.info["user_cache"]
     known = {str(t.get("id")) for t in old.tasks}
-    retry = _RETRYABLE_ENDINGS if retry_errors else frozenset()
+    retry = RUN_FAILURE_ENDINGS if retry_errors else frozenset()
     return Results(
         info=info,
         tasks=old.tasks + [t for t in fresh.tasks if str(t.get("id")) not in known],

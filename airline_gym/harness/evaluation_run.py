@@ -136,7 +136,7 @@ class EvaluationRun:
         cause = failure_cause(sim)
         if cause is not None:
             self.failures[cause] += 1
-            if self.max_failures is not None and self.failures.total() >= self.max_failures:
+            if self._failure_limit_reached():
                 self.stop.request()  # start no more; those in flight end as after Ctrl-C
 
     def _failure_limit_reached(self) -> bool:
