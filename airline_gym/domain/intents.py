@@ -45,6 +45,7 @@ from typing import Any, Literal
 
 __all__ = [
     "CABINS",
+    "CABIN_WORDS",
     "COMPLAINTS",
     "KINDS",
     "QUESTIONS",
@@ -61,6 +62,8 @@ __all__ = [
 
 Cabin = Literal["basic_economy", "economy", "business"]
 CABINS: tuple[str, ...] = ("basic_economy", "economy", "business")
+#: Each cabin as a customer says it ("basic economy").
+CABIN_WORDS: dict[str, str] = {cabin: cabin.replace("_", " ") for cabin in CABINS}
 
 KINDS: tuple[str, ...] = (
     "book",

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from airline_gym.domain.decisions import Decision, Solution
 from airline_gym.domain.intents import (
+    CABIN_WORDS,
     FlightRule,
     Intent,
     Passenger,
@@ -33,7 +34,6 @@ from airline_gym.domain.intents import (
 
 __all__ = ["cabin_words", "reason_words", "rule_words", "write_instructions"]
 
-_CABIN = {"basic_economy": "basic economy", "economy": "economy", "business": "business"}
 
 #: How the customer says why they cancel (insurance covers health and weather).
 _REASON = {
@@ -64,7 +64,7 @@ _ITEM_WORDS = {
 
 def cabin_words(cabin: str) -> str:
     """A cabin as a customer says it (``basic_economy`` -> ``basic economy``)."""
-    return _CABIN.get(cabin, cabin.replace("_", " "))
+    return CABIN_WORDS.get(cabin, cabin.replace("_", " "))
 
 
 def reason_words(reason: str | None) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from airline_gym.domain.intents import FlightRule, Passenger, PaymentPart, Request
+from airline_gym.domain.intents import CABIN_WORDS, FlightRule, Passenger, PaymentPart, Request
 
 __all__ = [
     "CABIN_RE",
@@ -75,7 +75,6 @@ KIND_RE: dict[str, re.Pattern[str]] = {
     "edit_passenger": re.compile(r"\bpassenger (?:name|details)|\bdate of birth", _I),
 }
 
-_CABIN_WORDS = {"basic_economy": "basic economy", "economy": "economy", "business": "business"}
 _REASONS = {
     "change_of_plan": "My plans have changed.",
     "airline_cancelled": "The airline cancelled one of my flights.",
@@ -139,7 +138,7 @@ def say_request(request: Request, which: str = "my upcoming reservation") -> str
         way = "one-way" if trip.return_rule is None else "round"
         text = (
             f"I'd like to book a {way} trip from {trip.origin} to {trip.destination} in "
-            f"{_CABIN_WORDS.get(request.cabin or 'economy', 'economy')}: "
+            f"{CABIN_WORDS.get(request.cabin or 'economy', 'economy')}: "
             f"{_rule(trip.outbound)} going out"
         )
         if trip.return_rule is not None:
@@ -160,7 +159,7 @@ def say_request(request: Request, which: str = "my upcoming reservation") -> str
         what = _ASK.get(request.question or "", "a figure about my bookings")
         on = f", on {request.payment[0].payment_id}" if request.payment else ""
         return f"Could you tell me {what.replace('{which}', which)}{on}? Just the total, please."
-    cabin = _CABIN_WORDS.get(request.cabin or "", "another cabin")
+    cabin = CABIN_WORDS.get(request.cabin or "", "another cabin")
     return {
         "book": "I'd like to book a flight.",
         "cancel": f"I'd like to cancel {which}.",
@@ -199,7 +198,7 @@ def detail_answers(asked: str, request: Request) -> list[str]:
         if name == "reason" and request.kind == "cancel":
             out.append(_REASONS.get(request.reason or "other", _REASONS["other"]))
         elif name == "cabin" and request.cabin:
-            out.append(f"{_CABIN_WORDS[request.cabin].capitalize()}, please.")
+            out.append(f"{CABIN_WORDS[request.cabin].capitalize()}, please.")
         elif name == "bags" and request.kind in ("book", "add_bags"):
             bags = request.total_bags or 0
             out.append(f"{bags} checked bags in total." if bags else "No checked bags, thanks.")
