@@ -198,10 +198,12 @@ def _no_socket_left_open() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _litellm_sync_clients_closed() -> Iterator[None]:
-    """Close what a test's direct ``litellm.completion`` calls left open (see
-    :func:`open_sockets.close_litellm_sync_clients`)."""
+    """Close what a test's direct ``litellm.completion`` calls left open: litellm's cached
+    clients and an event loop left set in the main thread (see :mod:`open_sockets`)."""
+    loop = open_sockets.current_event_loop()
     yield
     open_sockets.close_litellm_sync_clients()
+    open_sockets.close_new_event_loop(loop)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -13,11 +13,15 @@ ResourceWarning: unclosed`` as the process exits. Our own keep-alive connections
 
 :func:`close_litellm_sync_clients` closes the blocking HTTP clients litellm caches for
 ``litellm.completion`` (it closes only its async ones at exit): the tests that call it directly
-(the reference's judge, the README's loop) leave them behind.
+(the reference's judge, the README's loop) leave them behind. :func:`current_event_loop` and
+:func:`close_new_event_loop` close an event loop a test left set in the main thread (litellm's
+blocking path makes one there, asking ``asyncio.get_event_loop()`` for a loop to log on), which
+the next ``asyncio.run`` would drop unclosed.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import socket
 import sys
@@ -101,11 +105,25 @@ def still_open() -> list[str]:
     return found
 
 
+def current_event_loop() -> asyncio.AbstractEventLoop | None:
+    """The loop set in this thread (not made when there is none, unlike
+    ``asyncio.get_event_loop``)."""
+    local = getattr(asyncio.get_event_loop_policy(), "_local", None)
+    return getattr(local, "_loop", None)
+
+
+def close_new_event_loop(before: asyncio.AbstractEventLoop | None) -> None:
+    """Close and unset this thread's loop if it is not ``before`` and no longer runs."""
+    loop = current_event_loop()
+    if loop is None or loop is before or loop.is_running() or loop.is_closed():
+        return
+    loop.close()
+    asyncio.set_event_loop(None)
+
+
 def close_litellm_sync_clients() -> None:
     """Close the blocking clients litellm cached for ``litellm.completion`` (not its async ones,
     which belong to their event loops and which litellm closes itself at exit)."""
-    import asyncio
-
     litellm = sys.modules.get("litellm")
     cache = getattr(litellm, "in_memory_llm_clients_cache", None)
     clients = getattr(cache, "cache_dict", None)
