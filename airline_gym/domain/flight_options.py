@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -177,14 +177,26 @@ def _times(db: AirlineDB, flight: Mapping[str, Any]) -> tuple[float, float] | No
         return None
 
 
-def itinerary_connects(db: AirlineDB, flights: Sequence[Mapping[str, Any]]) -> bool:
+def itinerary_connects(
+    db: AirlineDB,
+    flights: Sequence[Mapping[str, Any]],
+    new: Collection[tuple[str, str]] | None = None,
+) -> bool:
     """Whether each flight departs no earlier than the one before it arrives (unknown flights
-    never connect)."""
+    never connect). With ``new`` ((flight number, date) pairs), only the pairs of adjacent
+    flights that include a new one are checked: kept segments stay as they were booked."""
     times = [_times(db, f) for f in flights]
     known = [t for t in times if t is not None]
     if len(known) != len(times):
         return False
-    return all(b[0] >= a[1] for a, b in itertools.pairwise(known))
+    keys = [(str(f.get("flight_number")), str(f.get("date"))) for f in flights]
+    return all(
+        b[0] >= a[1]
+        for (a, b), (ka, kb) in zip(
+            itertools.pairwise(known), itertools.pairwise(keys), strict=True
+        )
+        if new is None or ka in new or kb in new
+    )
 
 
 def connects(

@@ -86,7 +86,10 @@ COMPLAINTS: tuple[str, ...] = ("cancelled", "delayed")
 
 #: Information-only questions: the answer is a number the agent must say (``communicate_info``).
 QUESTIONS: dict[str, str] = {
-    "total_upcoming_cost": "the total price paid for all upcoming reservations",
+    "total_upcoming_cost": (
+        "the total price paid for all upcoming reservations: those not cancelled with a flight"
+        " still to take (not flown, not cancelled), a trip under way included"
+    ),
     "reservation_cost": "the total price paid for one reservation",
     "gift_card_balance": "the sum of the balances of all gift cards on the profile",
     "certificate_balance": "the sum of the amounts of all certificates on the profile",

@@ -4,12 +4,13 @@ the decisions so far, and helpers to build a decision."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from airline_gym.domain.database import AirlineDB
 from airline_gym.domain.decisions import Call, Decision, Outcome
-from airline_gym.domain.intents import Intent, Request
+from airline_gym.domain.flight_options import Option, options, pick, tied
+from airline_gym.domain.intents import FlightRule, Intent, Request
 from airline_gym.domain.records import Record
 from airline_gym.errors import AirlineGymError
 from airline_gym.taskgen.facts import reservation_read, user_read
@@ -28,6 +29,18 @@ class Context:
     earlier: tuple[Decision, ...]
     index: int
     request: Request
+    #: Why a task resting on this decision would be ill-posed (see ``Decision.ill_posed``).
+    ill_posed: list[str] = field(default_factory=list)
+
+    def choose(
+        self, origin: str, destination: str, rule: FlightRule, cabin: str, passengers: int
+    ) -> Option | None:
+        """The option ``rule`` picks on the DB; a pick that ties with another option (a choice
+        nobody states) is noted as ill-posed."""
+        found = options(self.db, origin, destination, rule)
+        if tied(found, rule, cabin, passengers):
+            self.ill_posed.append(f"{rule.pick} on {rule.date} ties {origin}-{destination}")
+        return pick(found, rule, cabin, passengers)
 
     def decide(
         self,
@@ -53,6 +66,7 @@ class Context:
             tuple(say),
             amount,
             details,
+            tuple(self.ill_posed),
         )
 
     def user(self, user_id: str | None = None) -> Record:

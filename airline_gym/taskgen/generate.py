@@ -50,7 +50,7 @@ COMBOS: tuple[tuple[tuple[str, ...], bool, float], ...] = (
     (("cancel/insured", "change_flights"), False, 2),
     (("cancel/refused", "info"), False, 1),
     (("change_flights/basic", "info"), False, 1),
-    (("cancel/flown", "info"), False, 1),
+    (("info", "cancel/flown"), False, 1),  # the question first: the call ends at a transfer
     (("book", "info"), False, 1),
 )
 _TRIES = 40  # proposals per task before another template is drawn
@@ -191,6 +191,11 @@ def _fits(template: Template, solution: Solution, grading: str) -> str:
             return f"{b.name}: says 0"  # too easy to say by chance
     if grading == "strict" and not (solution.reads or solution.say or solution.writes):
         return "nothing to check"  # doing nothing would pass it
+    if solution.ill_posed:
+        return f"ill-posed: {solution.ill_posed[0]}"  # a tie, flights that do not connect
+    outcomes = [d.outcome for d in solution.decisions]
+    if "transfer" in outcomes[:-1]:
+        return "ill-posed: a request after the hand-off"  # the call ends at the transfer
     return ""
 
 

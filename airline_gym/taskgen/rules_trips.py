@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from airline_gym.domain.decisions import Decision
+from airline_gym.domain.flight_options import itinerary_connects
 from airline_gym.domain.records import Record
 from airline_gym.taskgen.context import Context, SolverError
 from airline_gym.taskgen.facts import (
@@ -23,9 +24,7 @@ from airline_gym.taskgen.facts import (
     free_bags,
     is_upcoming,
     number,
-    options,
     paid,
-    pick,
     plan_payment,
     reservation_read,
     searches,
@@ -94,14 +93,15 @@ def book(ctx: Context) -> Decision:
     price = 0
     for origin, destination, rule in legs:
         reads += searches(origin, destination, rule)
-        option = pick(options(ctx.db, origin, destination, rule), rule, cabin, n)
+        option = ctx.choose(origin, destination, rule, cabin, n)
         if option is None:
             return ctx.decide("declined", "no available flight fits the customer's rule", reads)
         if rule.max_price is not None and option.price(cabin) > rule.max_price:
             return ctx.decide("declined", "the flight costs more than the customer's cap", reads)
         flights += option.flights
         price += option.price(cabin)
-    if [f["date"] for f in flights] != sorted(f["date"] for f in flights):
+    if not itinerary_connects(ctx.db, flights):
+        ctx.ill_posed.append("the return leaves before the outbound arrives")
         return ctx.decide("declined", "the return would leave before the outbound", reads)
     bags = request.total_bags or 0
     nonfree = max(0, bags - free_bags(user["membership"], cabin, n))

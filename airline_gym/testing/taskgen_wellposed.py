@@ -124,12 +124,21 @@ def ill_posed(record: Mapping[str, Any], base: PristineDB) -> list[str]:
         mine = _writes_of(request, pending)
         for action in mine:
             if action["name"] in _FLIGHT_WRITES and not itinerary_connects(
-                db, action["arguments"].get("flights") or []
+                db, action["arguments"].get("flights") or [], _new_flights(db, action)
             ):
                 found.append("itinerary")
             execute(db, action["name"], dict(action["arguments"]))
             pending.remove(action)
     return sorted(set(found))
+
+
+def _new_flights(db: AirlineDB, action: Mapping[str, Any]) -> set[tuple[str, str]]:
+    """The (flight number, date) pairs a flights write chooses (a change keeps the rest)."""
+    args = action["arguments"]
+    chosen = {(str(f.get("flight_number")), str(f.get("date"))) for f in args.get("flights") or []}
+    record = db.reservation(str(args.get("reservation_id"))) if "reservation_id" in args else None
+    kept = {(s["flight_number"], s["date"]) for s in record["flights"]} if record else set()
+    return chosen - kept
 
 
 def _writes_of(request: Request, pending: list[dict[str, Any]]) -> list[dict[str, Any]]:

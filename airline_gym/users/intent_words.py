@@ -25,6 +25,7 @@ __all__ = [
     "REFUSAL_RE",
     "cabin_said",
     "detail_answers",
+    "say_payment",
     "say_request",
 ]
 
@@ -83,7 +84,8 @@ _REASONS = {
     "other": "Something came up at work.",
 }
 _ASK = {
-    "total_upcoming_cost": "how much I paid in all for my upcoming reservations",
+    "total_upcoming_cost": "how much I paid in all for my upcoming reservations (each one not"
+    " cancelled that still has a flight to take, a trip I am in the middle of included)",
     "reservation_cost": "how much I paid in all for {which}",
     "gift_card_balance": "how much is left on my gift cards, added together",
     "certificate_balance": "how much my travel certificates are worth, added together",
@@ -118,15 +120,26 @@ def _people(passengers: Sequence[Passenger]) -> str:
     return ", ".join(f"{p.first_name} {p.last_name} (born {p.dob})" for p in passengers)
 
 
-def _pay(parts: Sequence[PaymentPart]) -> str:
+def say_payment(parts: Sequence[PaymentPart]) -> str:
+    """The whole payment plan in the customer's words: every method, in order, and every fixed
+    amount (parts without an amount each cover as much as they can, a credit card the rest)."""
     if not parts:
         return "I'll pay with what I have on file."
     if len(parts) == 1:
         return f"I'd like to use {parts[0].payment_id}."
-    said = [f"${p.amount} on {p.payment_id}" for p in parts if p.amount is not None]
+    fixed = [f"${p.amount} on {p.payment_id}" for p in parts if p.amount is not None]
     rest = [p.payment_id for p in parts if p.amount is None]
-    text = "I'd like to put " + ", ".join(said)
-    return text + (f" and the rest on {rest[0]}." if rest else ".")
+    pieces = [f"put {', '.join(fixed)}"] if fixed else []
+    if len(rest) == 1:
+        pieces.append(f"put the rest on {rest[0]}" if fixed else f"use {rest[0]}")
+    elif rest:
+        pieces.append(
+            ("then use " if fixed else "use ")
+            + ", then ".join(rest)
+            + ", in that order, each for as much as it covers (a credit card takes whatever is"
+            " left)"
+        )
+    return "I'd like to " + "; ".join(pieces) + "."
 
 
 def say_request(request: Request, which: str = "my upcoming reservation") -> str:
@@ -145,7 +158,11 @@ def say_request(request: Request, which: str = "my upcoming reservation") -> str
             text += f", and {_rule(trip.return_rule)} coming back"
         return text + "."
     if kind == "change_flights":
-        legs = " and ".join(f"the {g.direction} flight to {_rule(g.rule)}" for g in request.legs)
+        legs = " and ".join(
+            f"the {g.direction} flight to {_rule(g.rule)}"
+            + (f", ending in {g.destination} instead" if g.destination else "")
+            for g in request.legs
+        )
         return f"I'd like to change {legs} on {which}."
     if kind == "edit_passenger" and request.new_passenger is not None:
         index = request.passenger_index or 0
@@ -207,7 +224,7 @@ def detail_answers(asked: str, request: Request) -> list[str]:
         elif name == "passengers" and request.passengers:
             out.append(f"The travellers are {_people(request.passengers)}.")
         elif name == "payment" and request.payment:
-            out.append(_pay(request.payment))
+            out.append(say_payment(request.payment))
         elif name == "flight" and request.kind in ("book", "change_flights"):
             rules = [leg.rule for leg in request.legs]
             if request.trip is not None:
