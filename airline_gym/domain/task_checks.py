@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "KNOWN_REWARD_BASIS",
     "NEEDS_JUDGE",
+    "STRICT_CHECK_NAMES",
     "check_gradable",
     "check_playable_task",
     "check_reward_basis",
@@ -37,6 +38,9 @@ KNOWN_REWARD_BASIS: tuple[str, ...] = (
 )
 #: Bases that only an LLM judge can score.
 NEEDS_JUDGE = frozenset({"NL_ASSERTION"})
+#: The strict checks a generated task may list in ``airline_gym.checks`` (see
+#: :mod:`airline_gym.domain.strict_grading`), in the order they are reported.
+STRICT_CHECK_NAMES: tuple[str, ...] = ("WRITES", "CONFIRMED", "SETTLED", "ANSWERED")
 
 
 def _strings(value: Any) -> bool:
@@ -66,7 +70,8 @@ def check_task(raw: Any, where: str) -> None:
 
     Checked: ``id`` (string or integer) and ``evaluation_criteria`` (``actions``: objects with a
     string ``name`` and an object ``arguments``; ``communicate_info``, ``nl_assertions``: lists
-    of strings; ``reward_basis``: a list of known basis names; each may be null).
+    of strings; ``reward_basis``: a list of known basis names; each may be null), and a
+    generated task's ``airline_gym.checks`` (known strict check names).
     """
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: must be an object, not {json_type(raw)}")
@@ -85,6 +90,7 @@ def check_task(raw: Any, where: str) -> None:
         if not _strings(criteria.get(name)):
             raise ConfigError(f"{where}: 'evaluation_criteria.{name}' must be a list of strings")
     check_reward_basis(criteria.get("reward_basis"), where)
+    _check_strict(raw.get("airline_gym"), where)
     actions = criteria.get("actions")
     if actions is not None and not isinstance(actions, list):
         raise ConfigError(f"{where}: 'evaluation_criteria.actions' must be a list")
@@ -96,6 +102,21 @@ def check_task(raw: Any, where: str) -> None:
             raise ConfigError(f"{field_}.arguments' must be an object")
         if not _strings(action.get("compare_args")):
             raise ConfigError(f"{field_}.compare_args' must be a list of strings")
+
+
+def _check_strict(extra: Any, where: str) -> None:
+    """``airline_gym.checks``, when present: a list of known strict check names."""
+    checks = extra.get("checks") if isinstance(extra, dict) else None
+    if checks is None:
+        return
+    if not isinstance(checks, list) or not all(isinstance(c, str) for c in checks):
+        raise ConfigError(f"{where}: 'airline_gym.checks' must be a list of check names")
+    unknown = [c for c in checks if c not in STRICT_CHECK_NAMES]
+    if unknown:
+        raise ConfigError(
+            f"{where}: 'airline_gym.checks' has unknown check {unknown[0]!r:.40} "
+            f"(known: {', '.join(STRICT_CHECK_NAMES)})"
+        )
 
 
 _SCENARIO_TEXTS = ("domain", "reason_for_call", "task_instructions")

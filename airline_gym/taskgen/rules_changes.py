@@ -5,6 +5,7 @@ Each rule cites the policy clause ("Modify flight") it implements, in our words.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from airline_gym.domain.decisions import Decision
@@ -77,7 +78,7 @@ def _update(
     total = sum(_new_price(ctx, reservation, cabin, f) for f in flights) * passengers - old
     payment_id, refused = _payment(ctx, reservation, total, "the change costs", reads)
     if refused is not None:
-        return refused
+        return replace(refused, details={"flights": flights, "cabin": cabin})
     write = call(
         "update_reservation_flights",
         reservation_id=reservation["reservation_id"],
@@ -150,7 +151,9 @@ def change_flights(ctx: Context) -> Decision:
         if option is None:
             return ctx.decide("declined", "no available flight fits the customer's rule", reads)
         if rule.max_price is not None and option.price(cabin) > rule.max_price:
-            return ctx.decide("declined", "the flight costs more than the customer's cap", reads)
+            offered = {"flights": flights + option.flights, "cabin": cabin}
+            clause = "the flight costs more than the customer's cap"
+            return ctx.decide("declined", clause, reads, details=offered)
         flights += option.flights
     kept_keys = {(s["flight_number"], s["date"]) for s in kept}
     new = {(f["flight_number"], f["date"]) for f in flights} - kept_keys
@@ -241,7 +244,7 @@ def add_bags(ctx: Context) -> Decision:
     fee = BAG_FEE * (nonfree - int(reservation["nonfree_baggages"]))
     payment_id, refused = _payment(ctx, reservation, fee, "the bags cost", reads)
     if refused is not None:
-        return refused
+        return replace(refused, details={"total_bags": wanted})
     write = call(
         "update_reservation_baggages",
         reservation_id=rid,
