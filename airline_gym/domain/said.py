@@ -95,9 +95,10 @@ _LEFT_RE = re.compile(
     _I,
 )
 _YES_RE = re.compile(
-    r"^\W*(?:as i said:?\s*)?(?:yes|yeah|yep|sure|ok(?:ay)?|alright|all right|correct|confirmed|absolutely"
-    r"|definitely|of course|please (?:do|go ahead|proceed)|go ahead|that(?:'s| is) (?:right|"
-    r"correct|fine|good|perfect)|(?:that|this) (?:sounds|looks) (?:good|right|fine|great)"
+    r"^\W*(?:as i said:?\s*)?(?:yes|yeah|yep|sure|ok(?:ay)?|alright|all right|correct"
+    r"|confirmed|absolutely|definitely|of course|please (?:do|go ahead|proceed)|go ahead"
+    r"|that(?:'s| is) (?:right|correct|fine|good|perfect)"
+    r"|(?:that|this) (?:sounds|looks) (?:good|right|fine|great)"
     r"|i confirm|i agree|please proceed|proceed)\b",
     _I,
 )
