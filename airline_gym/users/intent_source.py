@@ -88,7 +88,7 @@ def granted_writes(
     request takes the first write not taken yet that could carry it out (a cabin change and a
     flight change of one reservation each take one ``update_reservation_flights``)."""
     taken: set[int] = set()
-    out = []
+    out: list[tuple[GoldAction, ...]] = []
     for request in requests:
         mine = next(
             (i for i, a in enumerate(actions) if i not in taken and _grants(request, a)), None
