@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ import pytest
 from airline_gym.agents.policy.roster import EXPLOITS, WORDINGS, make_agent
 from airline_gym.env.airline_env import AirlineEnv
 from airline_gym.harness.runner import run_episode
+from tests.cli_runner import run_cli
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "taskgen"))
 from taskgen_files import generated_file
@@ -140,3 +142,14 @@ def test_no_agent_fails_or_runs_out_of_steps(tasks: Path, name: str) -> None:
     assert ended <= {"user_stop", "agent_stop"}, {
         t: (r.termination_reason, r.error) for t, r in results.items() if r.error
     }
+
+
+def test_eval_plays_the_policy_agent_by_name(tasks: Path, tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    done = run_cli("eval", "--agent", "policy", "--tasks", str(tasks), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    rewards = {
+        s["task_id"]: s["reward_info"]["reward"] for s in json.loads(out.read_text())["simulations"]
+    }
+    alone = _play(tasks, make_agent("policy"))
+    assert rewards == {t: r.reward for t, r in alone.items()}
