@@ -30,6 +30,7 @@ import json
 import sys
 from typing import Any
 
+from airline_gym.cli import audit_exploits
 from airline_gym.cli.formatting import format_table
 from airline_gym.cli.options import (
     add_benchmark_arguments,
@@ -124,6 +125,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", default="base", help="train, test or base (all; default)")
     parser.add_argument("--json", action="store_true", help="the passed task ids as JSON")
     add_reward_basis_arguments(parser, repeatable=True)
+    audit_exploits.add_arguments(parser)
+
+
+def _exploits(args: argparse.Namespace, task_set: Any, ids: list[str]) -> dict[str, Any] | None:
+    """The exploit audit of a generated task set (None: no agents asked for, or not generated)."""
+    names = audit_exploits.selected_agents(args.agents)
+    if not names or not _generated(task_set):
+        return None
+    from airline_gym.env.airline_env import AirlineEnv
+
+    env = AirlineEnv(tasks=args.tasks, user="scripted", benchmark=args.benchmark)
+    return audit_exploits.exploit_audit(env, task_set, ids, names)
+
+
+def _exploit_verdict(args: argparse.Namespace, report: dict[str, Any] | None) -> int:
+    failed = audit_exploits.failed_checks(report) if report else []
+    if failed and args.fail_on_exploit:
+        print(
+            f"airline-gym audit: {len(failed)} check(s) of the exploit audit do not hold: "
+            f"{', '.join(failed)}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -139,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     passed = by_basis[None]
     agents = tuple(passed)
+    exploits = _exploits(args, task_set, ids)
     if args.json:
         record: dict[str, Any] = {
             "benchmark": args.benchmark,
@@ -157,6 +183,8 @@ def run(args: argparse.Namespace) -> int:
                 }
                 for basis in bases
             ]
+        if exploits is not None:
+            record["exploit_audit"] = exploits
         print(json.dumps(record))
     elif bases:
         rows = [
@@ -170,7 +198,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         if agents == AUDITED_GENERATED:
             print(format_table(*summary_table(task_set, ids, passed)))
-            return _gold_verdict(ids, passed)
+            if exploits is not None:
+                audit_exploits.print_report(exploits)
+            return _gold_verdict(ids, passed) or _exploit_verdict(args, exploits)
         rows = [(t, *("pass" if t in passed[name] else "-" for name in agents)) for t in ids]
         print(format_table(("task", *agents), rows))
         print()
@@ -178,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
             shown = ", ".join(passed[name]) if name != "gold" else ""
             line = f"{name} passes {len(passed[name])}/{len(ids)}"
             print(f"{line}: {shown}" if shown else line)
-    return _gold_verdict(ids, passed)
+    return _gold_verdict(ids, passed) or _exploit_verdict(args, exploits)
 
 
 def summary_table(
