@@ -34,11 +34,8 @@ pytestmark = pytest.mark.usefixtures("tau3_for_module")
 
 def _said(request: Request) -> Request:
     """``request`` as far as the customer says it: never its budget caps or how often it pushes
-    back; and (the customer of main) not where a changed flight would end."""
-    legs = tuple(
-        replace(leg, rule=replace(leg.rule, max_price=None), destination=None)
-        for leg in request.legs
-    )
+    back."""
+    legs = tuple(replace(leg, rule=replace(leg.rule, max_price=None)) for leg in request.legs)
     trip = request.trip
     if trip is not None:
         back = trip.return_rule and replace(trip.return_rule, max_price=None)
@@ -105,8 +102,6 @@ def test_the_details_a_request_needs_come_back_from_the_customer_s_answers(pay: 
             continue
         answer = _ask(player, question)
         read = read_details(answer, _statement(request))
-        if pay and len([p for p in request.payment if p.amount is None]) > 1:
-            continue  # the customer of main cannot say this plan without being asked by name
         assert read == _said(request), (question, answer)
         checked += 1
     assert checked > 300
