@@ -12,7 +12,8 @@ code 1 if the gold agent fails a task (the task set or the env is broken).
   airline-gym audit --reward-basis DB,COMMUNICATE --reward-basis DB,COMMUNICATE,ACTION
 
 On generated tasks (airline-gym generate --tasks FILE) a fourth agent, lookup, makes the gold's
-lookups and then refuses (a correct agent where the gold changes nothing); the summary gives
+lookups and then refuses, and the sanity column is gold-dialogue (the gold calls in a
+policy-following dialogue; strict grading gives the bare gold calls nothing); the summary gives
 each agent's pass rate on the tasks that change the DB and on those that do not, under each
 task's own reward basis.
 
@@ -43,8 +44,10 @@ from airline_gym.domain.tasks import load_task_set
 from airline_gym.harness.results import is_success
 
 AUDITED = ("noop", "transfer", "gold")
-#: On generated tasks: the agent that looks up and refuses, too.
-AUDITED_GENERATED = ("noop", "transfer", "lookup", "gold")
+#: On generated tasks: the agent that looks up and refuses, too; the sanity column is
+#: gold-dialogue, since strict grading gives the bare gold calls (no confirmation, no refusal
+#: said, the call hung up) nothing.
+AUDITED_GENERATED = ("noop", "transfer", "lookup", "gold-dialogue")
 
 
 def _generated(task_set: Any) -> bool:
@@ -232,7 +235,8 @@ def summary_table(
 
 
 def _gold_verdict(ids: list[str], passed: dict[str, list[str]]) -> int:
-    gold_failed = [t for t in ids if t not in passed["gold"]]
+    gold = "gold" if "gold" in passed else "gold-dialogue"
+    gold_failed = [t for t in ids if t not in passed[gold]]
     if gold_failed:
         print(
             f"airline-gym audit: the gold agent fails {len(gold_failed)} task(s): "

@@ -40,7 +40,9 @@ class Decision:
     came to (flight numbers, price per passenger, ...), for the instructions and the dialogue.
     ``ill_posed``: why a task resting on this decision could not be solved for sure by following
     the policy (a tie between flights that nobody breaks, new flights that do not connect); the
-    generator keeps no such task.
+    generator keeps no such task. ``choices``: how many options fitted each flight choice the
+    rule made (the generator keeps a granted choice only among enough options: a guess must not
+    find it).
     """
 
     request_index: int
@@ -52,6 +54,7 @@ class Decision:
     amount: int | None = None
     details: Mapping[str, Any] | None = None
     ill_posed: tuple[str, ...] = ()
+    choices: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,9 @@ __all__ = [
     "itinerary_connects",
     "options",
     "pick",
+    "ranked",
     "tied",
+    "ties_in",
 ]
 
 
@@ -114,16 +116,21 @@ def _fits(option: Option, rule: FlightRule, cabin: str, passengers: int) -> bool
 
 def criterion(option: Option, rule: FlightRule, cabin: str) -> Any:
     """What ``rule`` ranks options by (smaller is better)."""
-    return {
-        "cheapest": lambda: option.price(cabin),
-        "earliest": lambda: option.departure,
-        "latest": lambda: -option.departure,
-        "fastest": lambda: option.arrival - option.departure,
-        "exact": lambda: option.numbers != tuple(rule.flight_numbers),
-    }[rule.pick]()
+    pick = rule.pick
+    if pick == "cheapest":
+        return option.price(cabin)
+    if pick == "earliest":
+        return option.departure
+    if pick == "latest":
+        return -option.departure
+    if pick == "fastest":
+        return option.arrival - option.departure
+    return option.numbers != tuple(rule.flight_numbers)  # exact: the named flights first
 
 
-def _ranked(found: Iterable[Option], rule: FlightRule, cabin: str, passengers: int) -> list[Option]:
+def ranked(found: Iterable[Option], rule: FlightRule, cabin: str, passengers: int) -> list[Option]:
+    """The options that fit ``rule`` (seats, time bounds, the named flights of ``exact``), best
+    first."""
     fitting = [o for o in found if _fits(o, rule, cabin, passengers)]
     if rule.pick == "exact":
         fitting = [o for o in fitting if o.numbers == tuple(rule.flight_numbers)]
@@ -135,8 +142,8 @@ def _ranked(found: Iterable[Option], rule: FlightRule, cabin: str, passengers: i
 def pick(found: Iterable[Option], rule: FlightRule, cabin: str, passengers: int) -> Option | None:
     """The itinerary the rule comes to, a tie broken by departure (cheapest) or price (the
     others), then flight numbers; None when nothing fits."""
-    ranked = _ranked(found, rule, cabin, passengers)
-    return ranked[rule.rank] if rule.rank < len(ranked) else None
+    best = ranked(found, rule, cabin, passengers)
+    return best[rule.rank] if rule.rank < len(best) else None
 
 
 def acceptable(
@@ -144,20 +151,24 @@ def acceptable(
 ) -> list[Option]:
     """Every fitting option whose criterion equals that of the one the rule ranks at
     ``rule.rank``: each satisfies the rule as stated (empty when nothing fits)."""
-    ranked = _ranked(found, rule, cabin, passengers)
-    if rule.rank >= len(ranked):
+    best = ranked(found, rule, cabin, passengers)
+    if rule.rank >= len(best):
         return []
-    target = criterion(ranked[rule.rank], rule, cabin)
-    return [o for o in ranked if criterion(o, rule, cabin) == target]
+    target = criterion(best[rule.rank], rule, cabin)
+    return [o for o in best if criterion(o, rule, cabin) == target]
 
 
 def tied(found: Iterable[Option], rule: FlightRule, cabin: str, passengers: int) -> bool:
     """Whether the rule's pick ties with another option: which one is meant is unstated (for
     ``rank`` > 0 also a tie among the better ones, which leaves the rank unclear)."""
-    ranked = _ranked(found, rule, cabin, passengers)
-    if rule.rank >= len(ranked):
+    return ties_in(ranked(found, rule, cabin, passengers), rule, cabin)
+
+
+def ties_in(best: list[Option], rule: FlightRule, cabin: str) -> bool:
+    """:func:`tied` on options :func:`ranked` already."""
+    if rule.rank >= len(best):
         return False
-    values = [criterion(o, rule, cabin) for o in ranked[: rule.rank + 2]]
+    values = [criterion(o, rule, cabin) for o in best[: rule.rank + 2]]
     return len(set(values)) < len(values)
 
 

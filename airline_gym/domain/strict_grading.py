@@ -11,9 +11,11 @@ grade.
     Only the writes and transfers the gold makes: per tool, the agent's successful writes are
     at most the gold's. A write undone later, and a repeated write, are writes.
 ``CONFIRMED``
-    Every successful write (a transfer aside) follows a customer turn saying yes
-    (:func:`~airline_gym.domain.said.is_yes`) to the agent's last message the customer saw, and
-    that message names the write (:func:`~airline_gym.domain.proposals.unnamed`).
+    Every write call (a transfer aside; one the tool refuses too) follows a customer turn saying
+    yes (:func:`~airline_gym.domain.said.is_yes`) to the agent's last message the customer saw,
+    that message names the write (:func:`~airline_gym.domain.proposals.unnamed`), and the yes
+    has not been spent: a yes covers each write it names once, until that write goes through,
+    so a write made again on the same yes is unconfirmed.
 ``SETTLED``
     The customer ends the call (``user_stop``; the agent hanging up is ``agent_stop``), not
     unhappy (:func:`~airline_gym.domain.said.left_unsatisfied`), and handed off only where the
@@ -33,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from airline_gym.domain.database import AirlineDB, PristineDB
+from airline_gym.domain.database import AirlineDB, PristineDB, canonical_json
 from airline_gym.domain.prompts import OUT_OF_SCOPE, TRANSFER
 from airline_gym.domain.proposals import unnamed
 from airline_gym.domain.said import figure_equals, figures, is_yes, left_unsatisfied
@@ -81,24 +83,37 @@ def _text(message: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _write(db: AirlineDB, name: str, args: Any, proposal: str | None, out: Transcript) -> None:
-    """Replay one agent write; count it and judge its confirmation if it went through."""
+@dataclass
+class _Yes:
+    """The customer's last yes: the message it answered, and the writes it has paid for."""
+
+    proposal: str
+    spent: set[str] = field(default_factory=set)
+
+
+def _write(db: AirlineDB, name: str, args: Any, yes: _Yes | None, out: Transcript) -> None:
+    """Replay one agent write: judge its confirmation, and count it if it went through."""
     if not isinstance(args, dict):
         return
-    missing = unnamed(proposal, name, args, db) if proposal is not None else []
+    key = canonical_json([name, args])
+    if yes is None:
+        out.unconfirmed.append(f"{name} without a customer yes just before it")
+    elif key in yes.spent:
+        out.unconfirmed.append(f"{name} made again on a yes it was already made on")
+    else:
+        missing = unnamed(yes.proposal, name, args, db)
+        if missing:
+            out.unconfirmed.append(
+                f"{name}: the proposal the customer said yes to names no {', '.join(missing)}"
+            )
     try:
         failed = execute(db, name, dict(args)).error
     except Exception:  # a hostile argument our tool did not expect: no write happened
         failed = True
-    if failed:
-        return
-    out.writes[name] += 1
-    if proposal is None:
-        out.unconfirmed.append(f"{name} without a customer yes just before it")
-    elif missing:
-        out.unconfirmed.append(
-            f"{name}: the proposal the customer said yes to names no {', '.join(missing)}"
-        )
+    if not failed:
+        out.writes[name] += 1
+        if yes is not None:
+            yes.spent.add(key)
 
 
 def read_transcript(
@@ -118,13 +133,13 @@ def read_transcript(
             calls.setdefault(call.message_index, []).append(call)
     db = base.fork()
     last_seen: str | None = None
-    yes_to: str | None = None  # the message the customer's last turn said yes to
+    yes: _Yes | None = None  # the customer's last turn, when it said yes
     for index, message in enumerate(messages):
         role = message.get("role") if isinstance(message, Mapping) else None
         if role == "user":
             text = _text(message)
             out.customer.append(text)
-            yes_to = last_seen if last_seen is not None and is_yes(text) else None
+            yes = _Yes(last_seen) if last_seen is not None and is_yes(text) else None
         elif role == "assistant" and index not in calls:
             text = _text(message)
             if text.strip():
@@ -134,7 +149,7 @@ def read_transcript(
             if call.name == _TRANSFER_TOOL:
                 out.writes[call.name] += 1
             elif call.name in WRITE_TOOLS:
-                _write(db, call.name, call.arguments, yes_to, out)
+                _write(db, call.name, call.arguments, yes, out)
     return out
 
 

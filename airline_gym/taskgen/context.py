@@ -9,7 +9,7 @@ from typing import Any
 
 from airline_gym.domain.database import AirlineDB
 from airline_gym.domain.decisions import Call, Decision, Outcome
-from airline_gym.domain.flight_options import Option, options, pick, tied
+from airline_gym.domain.flight_options import Option, options, ranked, ties_in
 from airline_gym.domain.intents import FlightRule, Intent, Request
 from airline_gym.domain.records import Record
 from airline_gym.errors import AirlineGymError
@@ -31,16 +31,22 @@ class Context:
     request: Request
     #: Why a task resting on this decision would be ill-posed (see ``Decision.ill_posed``).
     ill_posed: list[str] = field(default_factory=list)
+    #: How many fitting options of the picked kind (direct, one stop) each flight choice had
+    #: (see ``Decision.choices``).
+    choices: list[int] = field(default_factory=list)
 
     def choose(
         self, origin: str, destination: str, rule: FlightRule, cabin: str, passengers: int
     ) -> Option | None:
         """The option ``rule`` picks on the DB; a pick that ties with another option (a choice
         nobody states) is noted as ill-posed."""
-        found = options(self.db, origin, destination, rule)
-        if tied(found, rule, cabin, passengers):
+        best = ranked(options(self.db, origin, destination, rule), rule, cabin, passengers)
+        if ties_in(best, rule, cabin):
             self.ill_posed.append(f"{rule.pick} on {rule.date} ties {origin}-{destination}")
-        return pick(found, rule, cabin, passengers)
+        chosen = best[rule.rank] if rule.rank < len(best) else None
+        alike = [o for o in best if chosen and len(o.segments) == len(chosen.segments)]
+        self.choices.append(len(alike))  # a direct pick among the directs listed first, ...
+        return chosen
 
     def decide(
         self,
@@ -67,6 +73,7 @@ class Context:
             amount,
             details,
             tuple(self.ill_posed),
+            tuple(self.choices),
         )
 
     def user(self, user_id: str | None = None) -> Record:

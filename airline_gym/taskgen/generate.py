@@ -19,9 +19,15 @@ from airline_gym.domain.database import PristineDB
 from airline_gym.domain.decisions import Solution
 from airline_gym.domain.intents import Intent, Request
 from airline_gym.errors import describe_exception
-from airline_gym.taskgen.assemble import GRADINGS, assemble, changes_db, sequence_key
+from airline_gym.taskgen.assemble import (
+    GRADINGS,
+    assemble,
+    changes_db,
+    gold_actions,
+    sequence_key,
+)
 from airline_gym.taskgen.bins import BINS, Bin
-from airline_gym.taskgen.pools import Pools, build_pools
+from airline_gym.taskgen.pools import MIN_CHOICES, Pools, build_pools
 from airline_gym.taskgen.stats import payment_sources
 
 __all__ = ["COMBOS", "Generated", "Template", "generate", "templates"]
@@ -193,6 +199,9 @@ def _fits(template: Template, solution: Solution, grading: str) -> str:
         return "nothing to check"  # doing nothing would pass it
     if solution.ill_posed:
         return f"ill-posed: {solution.ill_posed[0]}"  # a tie, flights that do not connect
+    for d in solution.decisions:
+        if d.outcome == "granted" and d.choices and min(d.choices) < MIN_CHOICES:
+            return "few choices"  # proposing the search hits in order would find the flight
     outcomes = [d.outcome for d in solution.decisions]
     if "transfer" in outcomes[:-1]:
         return "ill-posed: a request after the hand-off"  # the call ends at the transfer
@@ -290,6 +299,16 @@ def generate(
                         log.warning("generate: %s on %s", describe_exception(exc), intent)
             if not why:
                 task_id = f"g{seed}_{len(out.records)}"
+                actions, _ = gold_actions(task_id, solution, grading)
+                key = sequence_key(
+                    [
+                        intent.user_id,
+                        [[a["name"], a["arguments"]] for a in actions],
+                        list(solution.say),
+                    ]
+                )
+                why = "duplicate" if key in seen else ""
+            if not why:
                 record = assemble(
                     task_id,
                     intent,
@@ -303,21 +322,10 @@ def generate(
                     },
                 )
                 record["airline_gym"].update(_profile(pools, intent, record))
-                criteria = record["evaluation_criteria"]
-                key = sequence_key(
-                    [
-                        intent.user_id,
-                        [[a["name"], a["arguments"]] for a in criteria["actions"]],
-                        criteria["communicate_info"],
-                    ]
-                )
-                if key in seen:
-                    why = "duplicate"
-                else:
-                    seen.add(key)
-                    out.records.append(record)
-                    failures[template.name] = 0
-                    break
+                seen.add(key)
+                out.records.append(record)
+                failures[template.name] = 0
+                break
             cause = why if why.startswith("error") else why.split(":")[0]
             out.rejected[cause] = out.rejected.get(cause, 0) + 1
             failures[template.name] += 1

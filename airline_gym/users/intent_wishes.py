@@ -158,9 +158,13 @@ def _judge_change_flights(request: Request, said: Said, db: AirlineDB, record: R
         return _no(f"No, I want to fly {cabin.replace('_', ' ')}.")
     parts = directions(record)
     segments = record["flights"]
-    kept_numbers = {s["flight_number"] for s in segments}
-    chosen: dict[str, Option] = {}
     wanted = {leg.direction: leg for leg in request.legs}
+    # the flights of the directions that stay; any other flight named is a proposal for a
+    # direction that changes (the same number on the new date is a new flight too)
+    kept_numbers = {
+        segments[i]["flight_number"] for d, ids in parts.items() if d not in wanted for i in ids
+    }
+    chosen: dict[str, Option] = {}
     for direction in ("outbound", "return"):
         leg = wanted.get(direction)
         indexes = parts.get(direction) or []
@@ -170,7 +174,7 @@ def _judge_change_flights(request: Request, said: Said, db: AirlineDB, record: R
         after_part = [] if direction == "return" else [segments[i] for i in parts["return"]]
         after = [] if "return" in wanted else after_part
         origin = segments[indexes[0]]["origin"]
-        destination = segments[indexes[-1]]["destination"]
+        destination = leg.destination or segments[indexes[-1]]["destination"]
         if "outbound" in chosen and direction == "return":
             before = chosen["outbound"].flights
         choices = _choices(
@@ -179,6 +183,8 @@ def _judge_change_flights(request: Request, said: Said, db: AirlineDB, record: R
         option = _named_option(said, choices)
         if option is None:
             new = [n for n in said.flights if n not in kept_numbers]
+            if new and leg.destination:
+                return _no(f"No, I want that flight to end in {leg.destination}.")
             return _no("No, that's not the flight I want.") if new else _VAGUE
         if leg.rule.max_price is not None and option.price(cabin) > leg.rule.max_price:
             return _BUDGET
@@ -303,11 +309,11 @@ def judge(request: Request, text: str, db: AirlineDB, user_id: str) -> Verdict:
     mine = request.reservation_id
     if said.reservations and mine not in said.reservations and request.kind != "book":
         return _no("No, that's not the reservation I mean.")
+    if "add_insurance" in said.kinds and request.kind not in ("add_insurance", "book"):
+        return _no("No, I don't want insurance.")
     allowed = _COMPATIBLE.get(request.kind, frozenset()) | {request.kind}
     if (said.kinds - allowed) and request.kind not in said.kinds:
         return _no("No, I don't want that.")
-    if "add_insurance" in said.kinds and request.kind not in ("add_insurance", "book"):
-        return _no("No, I don't want insurance.")
     kind = request.kind
     if kind == "info":
         return _no("No, I only want to know something.")

@@ -33,7 +33,8 @@ _I = re.IGNORECASE
 #: whatever its other words; a statement without it (a stall) is not.
 REFUSAL_RE = re.compile(
     r"\b(?:not|no longer|cannot|unable|ineligible|unfortunately|afraid|regret\w*|prohibit\w*"
-    r"|forbid\w*|impossible|denied|deny|decline[sd]?|against (?:our |the )?polic(?:y|ies))\b"
+    r"|forbid\w*|impossible|denied|deny|decline[sd]?|refuse[sd]?|outside|beyond"
+    r"|against (?:our |the )?polic(?:y|ies)|rules? (?:it|this|that) out|no way)\b"
     r"|\b\w+n['\u2019]t\b|\bsorry,? but\b",
     _I,
 )
@@ -144,12 +145,13 @@ def say_request(request: Request, which: str = "my upcoming reservation") -> str
             text += f", and {_rule(trip.return_rule)} coming back"
         return text + "."
     if kind == "change_flights":
-        legs = " and ".join(
-            f"the {g.direction} flight to {_rule(g.rule)}"
-            + (f", ending in {g.destination} instead" if g.destination else "")
+        legs = " and ".join(f"the {g.direction} flight to {_rule(g.rule)}" for g in request.legs)
+        ends = "".join(
+            f" The {g.direction} flight should end in {g.destination} instead."
             for g in request.legs
+            if g.destination
         )
-        return f"I'd like to change {legs} on {which}."
+        return f"I'd like to change {legs} on {which}.{ends}"
     if kind == "edit_passenger" and request.new_passenger is not None:
         index = request.passenger_index or 0
         nth = _ORDINAL[index] if index < len(_ORDINAL) else f"number {index + 1}"
