@@ -131,15 +131,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     audit_exploits.add_arguments(parser)
 
 
-def _exploits(args: argparse.Namespace, task_set: Any, ids: list[str]) -> dict[str, Any] | None:
+def _exploits(
+    args: argparse.Namespace, task_set: Any, ids: list[str], names: tuple[str, ...]
+) -> dict[str, Any] | None:
     """The exploit audit of a generated task set (None: no agents asked for, or not generated)."""
-    names = audit_exploits.selected_agents(args.agents)
     if not names or not _generated(task_set):
         return None
-    from airline_gym.env.airline_env import AirlineEnv
-
-    env = AirlineEnv(tasks=args.tasks, user="scripted", benchmark=args.benchmark)
-    return audit_exploits.exploit_audit(env, task_set, ids, names)
+    return audit_exploits.exploit_audit(
+        args.tasks, task_set, ids, names, args.workers, args.benchmark
+    )
 
 
 def _exploit_verdict(args: argparse.Namespace, report: dict[str, Any] | None) -> int:
@@ -159,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
     task_set = load_task_set(benchmark_tasks(args.tasks, args.benchmark))
     ids = [t.id for t in task_set.split(args.split)]
     bases = reward_bases(args)
+    names = audit_exploits.selected_agents(args.agents)
+    audit_exploits.check_workers(args.workers)
     try:
         judge = judge_from_args(args, bases)
         by_basis = audit_bases(args.tasks, args.split, 0, args.benchmark, bases, judge)
@@ -167,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     passed = by_basis[None]
     agents = tuple(passed)
-    exploits = _exploits(args, task_set, ids)
+    exploits = _exploits(args, task_set, ids, names)
     if args.json:
         record: dict[str, Any] = {
             "benchmark": args.benchmark,

@@ -2,12 +2,13 @@
 
 ::
 
-    python -m airline_gym.testing.bench_audit --n 500 --seed 31337
+    python -m airline_gym.testing.bench_audit --n 500 --seed 31337 [--workers 2]
 
-Generates the tasks in memory, then plays every agent of ``airline-gym audit --tasks``'s exploit
-audit on each (one process, the offline customer) and prints one JSON object: tasks, agents,
-episodes, seconds in all and per agent, episodes per second, CPU seconds, the load average when
-it ended. Not a timed test: a loaded machine is slower.
+Generates the tasks, then plays every agent of ``airline-gym audit --tasks``'s exploit audit on
+each (the offline customer; in one process, or ``--workers`` processes as ``audit --workers``
+does) and prints one JSON object: tasks, agents, episodes, seconds in all (and per agent in one
+process), episodes per second, this process's CPU seconds, the load average when it ended. Not a
+timed test: a loaded machine is slower.
 """
 
 from __future__ import annotations
@@ -21,33 +22,37 @@ import time
 from pathlib import Path
 
 
-def measure(n: int, seed: int) -> dict[str, object]:
+def measure(n: int, seed: int, workers: int = 1) -> dict[str, object]:
     """Generate ``n`` tasks and audit them; the figures as a dict."""
     from airline_gym.domain.tasks import load_task_set
     from airline_gym.env.airline_env import AirlineEnv
-    from airline_gym.harness.exploit_audit import AGENTS, play
+    from airline_gym.harness.exploit_audit import AGENTS, play, play_in_processes
     from airline_gym.taskgen.generate import generate
     from airline_gym.taskgen.output import write_tasks
 
+    seconds: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "tasks.json"
         write_tasks(generate(n, seed).records, path)
         task_set = load_task_set(str(path))
-        env = AirlineEnv(tasks=str(path), user="scripted")
-    ids = [t.id for t in task_set]
-    seconds: dict[str, float] = {}
-    cpu = time.process_time()
-    start = time.perf_counter()
-    for name in AGENTS:
-        began = time.perf_counter()
-        play(env, task_set, ids, [name])
-        seconds[name] = round(time.perf_counter() - began, 2)
-    wall = time.perf_counter() - start
+        ids = [t.id for t in task_set]
+        cpu = time.process_time()
+        start = time.perf_counter()
+        if workers > 1:
+            play_in_processes(str(path), ids, AGENTS, workers)
+        else:
+            env = AirlineEnv(tasks=str(path), user="scripted")
+            for name in AGENTS:
+                began = time.perf_counter()
+                play(env, task_set, ids, [name])
+                seconds[name] = round(time.perf_counter() - began, 2)
+        wall = time.perf_counter() - start
     episodes = len(ids) * len(AGENTS)
     return {
         "tasks": len(ids),
         "agents": len(AGENTS),
         "episodes": episodes,
+        "workers": workers,
         "seconds": round(wall, 1),
         "cpu_seconds": round(time.process_time() - cpu, 1),
         "episodes_per_s": round(episodes / wall, 1),
@@ -58,15 +63,19 @@ def measure(n: int, seed: int) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``--n``, ``--seed``."""
+    """Command line: ``--n``, ``--seed``, ``--workers``."""
     parser = argparse.ArgumentParser(prog="python -m airline_gym.testing.bench_audit")
     parser.add_argument("--n", type=int, default=500)
     parser.add_argument("--seed", type=int, default=31337)
+    parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args(argv)
     if not 1 <= args.n <= 100_000:
         print("bench_audit: --n must be between 1 and 100000", file=sys.stderr)
         return 2
-    print(json.dumps(measure(args.n, args.seed)))
+    if not 1 <= args.workers <= 64:
+        print("bench_audit: --workers must be between 1 and 64", file=sys.stderr)
+        return 2
+    print(json.dumps(measure(args.n, args.seed, args.workers)))
     return 0
 
 

@@ -73,10 +73,11 @@ _BOOK = re.compile(
     rf"(?:, and (?P<back>{_RULE}) coming back)?\."
 )
 _CHANGE = re.compile(
-    rf"I'd like to change the (?P<dir1>outbound|return) flight to (?P<rule1>{_RULE})"
-    rf"(?:, ending in (?P<to1>[A-Z]{{3}}) instead)?(?: and the (?P<dir2>outbound|return) flight"
-    rf" to (?P<rule2>{_RULE})(?:, ending in (?P<to2>[A-Z]{{3}}) instead)?)? on (?:{_WHICH})\."
+    rf"I'd like to change the (?P<dir1>outbound|return) flight to (?P<rule1>{_RULE})(?: and the"
+    rf" (?P<dir2>outbound|return) flight to (?P<rule2>{_RULE}))? on (?:{_WHICH})\."
+    r"(?P<ends>(?: The (?:outbound|return) flight should end in [A-Z]{3} instead\.)*)"
 )
+_ENDS = re.compile(r"The (outbound|return) flight should end in ([A-Z]{3}) instead\.")
 _EDIT = re.compile(
     rf"I need to correct the (?P<nth>\w+|number \d+) passenger on (?:{_WHICH}): it should be"
     rf" (?P<first>{_NAME}) (?P<last>{_NAME}), born (?P<dob>{_DATE})\."
@@ -162,10 +163,11 @@ def _found(text: str) -> list[tuple[int, Request]]:
             out.append((m.start(), Request("book", trip=trip, cabin=_cabin(m["cabin"]))))
     for m in _CHANGE.finditer(text):
         legs = []
-        for d, r, to in ((m["dir1"], m["rule1"], m["to1"]), (m["dir2"], m["rule2"], m["to2"])):
+        ends = dict(_ENDS.findall(m["ends"] or ""))
+        for d, r in ((m["dir1"], m["rule1"]), (m["dir2"], m["rule2"])):
             rule = read_rule(r) if r else None
             if d and rule is not None:
-                legs.append(Leg(d, rule, to))  # type: ignore[arg-type]
+                legs.append(Leg(d, rule, ends.get(d)))  # type: ignore[arg-type]
         out.append((m.start(), Request("change_flights", reservation_id=_rid(m), legs=tuple(legs))))
     for m in _EDIT.finditer(text):
         nth = m["nth"]
