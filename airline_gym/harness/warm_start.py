@@ -24,10 +24,10 @@ from airline_gym.domain.tools import WRITE_TOOLS
 from airline_gym.errors import ConfigError
 from airline_gym.harness.evaluate import EvalConfig, select_task_ids
 from airline_gym.harness.export import write_jsonl
-from airline_gym.harness.runner import run_episodes
+from airline_gym.harness.runner import EpisodeResult, run_episodes
 from airline_gym.users.intent_source import task_intent
 
-__all__ = ["WARM_START_AGENTS", "WarmStart", "warm_start"]
+__all__ = ["WARM_START_AGENTS", "WarmStart", "drop_reason", "warm_start"]
 
 #: The agents whose conversations make warm-start data.
 WARM_START_AGENTS: tuple[str, ...] = ("gold-dialogue", "gold")
@@ -36,14 +36,16 @@ WARM_START_AGENTS: tuple[str, ...] = ("gold-dialogue", "gold")
 @dataclass
 class WarmStart:
     """What :func:`warm_start` did: episodes played, rows written, tasks left out (below
-    ``min_reward``, with their reward), and tasks not played because the agent would show
-    nothing there (no intent, no write and nothing to say: the dialogue would ignore the
+    ``min_reward``, with their reward and why), and tasks not played because the agent would
+    show nothing there (no intent, no write and nothing to say: the dialogue would ignore the
     request)."""
 
     played: int
     written: int
     dropped: dict[str, float] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
+    #: Why each dropped task scored below ``min_reward`` (its ending, or the failed checks).
+    why: dict[str, str] = field(default_factory=dict)
 
 
 def warm_start(
@@ -84,9 +86,29 @@ def warm_start(
         config.make_env, lambda: builtin_agent(agent, task_set), [(t, 0) for t in ids], concurrency
     )
     kept = [r for r in results if r.reward >= min_reward]
-    dropped = {r.task_id: r.reward for r in results if r.reward < min_reward}
+    low = [r for r in results if r.reward < min_reward]
+    dropped = {r.task_id: r.reward for r in low}
     written = write_jsonl(kept, out)
-    return WarmStart(played=len(results), written=written, dropped=dropped, skipped=skipped)
+    why = {r.task_id: drop_reason(r) for r in low}
+    return WarmStart(len(results), written, dropped, skipped, why)
+
+
+def drop_reason(result: EpisodeResult) -> str:
+    """Why an episode scored what it did, in one line: a premature ending and its cause, the
+    failed strict checks (the grade's note), a DB that differs from the gold, or a figure not
+    said."""
+    info = result.reward_info
+    if result.termination_reason not in ("user_stop", "agent_stop"):
+        cause = f": {result.error}" if result.error else ""
+        return f"ended {result.termination_reason}{cause}"[:300]
+    if info.get("note"):
+        return str(info["note"])[:300]
+    if not info.get("db_match", True):
+        diff = info.get("db_diff_text") or []
+        return "the DB differs from the gold" + (f": {diff[0]}" if diff else "")[:300]
+    if info.get("communicate_reward") == 0.0:
+        return "a figure to say was not said"
+    return f"reward {result.reward:g}"
 
 
 def _thin(task: Task, benchmark: str) -> bool:

@@ -48,6 +48,16 @@ class Context:
         self.choices.append(len(alike))  # a direct pick among the directs listed first, ...
         return chosen
 
+    def note_ties(
+        self, legs: Iterable[tuple[str, str, FlightRule]], cabin: str, passengers: int
+    ) -> None:
+        """Note a tie in the flight choices a decision did not get to (declined before them):
+        the customer's wish is unclear there all the same."""
+        for origin, destination, rule in legs:
+            best = ranked(options(self.db, origin, destination, rule), rule, cabin, passengers)
+            if ties_in(best, rule, cabin):
+                self.ill_posed.append(f"{rule.pick} on {rule.date} ties {origin}-{destination}")
+
     def decide(
         self,
         outcome: Outcome,

@@ -148,6 +148,13 @@ def change_flights(ctx: Context) -> Decision:
         origin, destination = segments[indexes[0]]["origin"], segments[indexes[-1]]["destination"]
         reads += searches(origin, destination, rule)
         option = ctx.choose(origin, destination, rule, cabin, passengers)
+        if option is None or (rule.max_price is not None and option.price(cabin) > rule.max_price):
+            rest = [
+                (segments[parts[d][0]]["origin"], segments[parts[d][-1]]["destination"], chosen[d])
+                for d in ("return",)
+                if direction == "outbound" and d in chosen and parts[d]
+            ]
+            ctx.note_ties(rest, cabin, passengers)
         if option is None:
             return ctx.decide("declined", "no available flight fits the customer's rule", reads)
         if rule.max_price is not None and option.price(cabin) > rule.max_price:

@@ -91,9 +91,11 @@ def book(ctx: Context) -> Decision:
         legs.append((trip.destination, trip.origin, trip.return_rule))
     flights: list[dict[str, str]] = []
     price = 0
-    for origin, destination, rule in legs:
+    for index, (origin, destination, rule) in enumerate(legs):
         reads += searches(origin, destination, rule)
         option = ctx.choose(origin, destination, rule, cabin, n)
+        if option is None or (rule.max_price is not None and option.price(cabin) > rule.max_price):
+            ctx.note_ties(legs[index + 1 :], cabin, n)
         if option is None:
             return ctx.decide("declined", "no available flight fits the customer's rule", reads)
         if rule.max_price is not None and option.price(cabin) > rule.max_price:
