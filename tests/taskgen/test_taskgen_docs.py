@@ -43,8 +43,15 @@ def run_line(line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_page_marks_the_commands() -> None:
-    assert set(blocks()) == {"generate", "benchmark-grading", "kinds", "warm-start"}
-    assert PAGE.read_text(encoding="utf-8").count("<!-- run: ") == 4
+    # exploit-audit (500 tasks x 25 agents) runs in tests/harness/test_exploit_table.py (long)
+    assert set(blocks()) == {
+        "generate",
+        "benchmark-grading",
+        "kinds",
+        "warm-start",
+        "exploit-audit",
+    }
+    assert PAGE.read_text(encoding="utf-8").count("<!-- run: ") == 5
 
 
 @pytest.mark.parametrize("name", ["generate", "benchmark-grading", "kinds", "warm-start"])
