@@ -5,8 +5,8 @@ share, so that all three price a request alike. Policy clauses are cited in our 
 
 >>> free_bags("silver", "economy", 2)
 4
->>> nonfree_after_adding(total=2, nonfree=0, allowance=1, wanted=4)
-3
+>>> nonfree_after_adding(total=2, nonfree=0, allowance=1, wanted=4)  # two free bags stay free
+2
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ __all__ = [
     "FLIGHT_RE",
     "LEAVE_UNSATISFIED",
     "PAYMENT_ID_RE",
+    "READ_LIMIT",
     "RESERVATION_ID_RE",
     "bag_counts",
     "cabins",
@@ -30,9 +31,15 @@ __all__ = [
     "is_yes",
     "left_unsatisfied",
     "mentions_certificate",
+    "readable",
 ]
 
 _I = re.IGNORECASE
+
+#: How much of one agent message the offline customer reads, and so all strict grading counts
+#: as seen: 20,000 characters, beyond any real agent's message (the longest in 344 recorded
+#: leaderboard simulations is 11.5 kB) and a bound on a hostile one's cost.
+READ_LIMIT = 20_000
 
 FLIGHT_RE = re.compile(r"\bHAT\d{3}\b")
 #: Six upper-case letters/digits, at least one letter, not a flight number such as HAT045
@@ -105,6 +112,11 @@ _YES_RE = re.compile(
 _NO_RE = re.compile(r"^\W*(?:no|nope|not|don't|do not|never|wait|hold on)\b", _I)
 _CERTIFICATE_RE = re.compile(r"\bcertificate\b|\bvoucher\b|\bcompensat", _I)
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def readable(text: str) -> str:
+    """The part of an agent message the customer reads (:data:`READ_LIMIT`)."""
+    return text[:READ_LIMIT]
 
 
 def cabins(text: str) -> frozenset[str]:

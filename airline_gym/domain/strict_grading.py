@@ -24,6 +24,9 @@ grade.
     Each ``communicate_info`` figure reached the customer: a message it saw (no tool call with
     it) states that figure and no other (a list of candidates tells the customer nothing).
 
+What the customer saw of a message is its first :data:`~airline_gym.domain.said.READ_LIMIT`
+characters, as the offline customer reads it.
+
 To add a check: a function here taking a :class:`Transcript`, an entry in :data:`CHECKS`, its
 name in ``task_checks.STRICT_CHECK_NAMES``, and the generator's ``assemble`` lists it.
 """
@@ -38,7 +41,13 @@ from typing import Any
 from airline_gym.domain.database import AirlineDB, PristineDB, canonical_json
 from airline_gym.domain.prompts import OUT_OF_SCOPE, TRANSFER
 from airline_gym.domain.proposals import unnamed
-from airline_gym.domain.said import figure_equals, figures, is_yes, left_unsatisfied
+from airline_gym.domain.said import (
+    figure_equals,
+    figures,
+    is_yes,
+    left_unsatisfied,
+    readable,
+)
 from airline_gym.domain.task_checks import STRICT_CHECK_NAMES
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.tools import WRITE_TOOLS
@@ -141,7 +150,7 @@ def read_transcript(
             out.customer.append(text)
             yes = _Yes(last_seen) if last_seen is not None and is_yes(text) else None
         elif role == "assistant" and index not in calls:
-            text = _text(message)
+            text = readable(_text(message))  # what the customer read of it
             if text.strip():
                 out.seen.append(text)
                 last_seen = text

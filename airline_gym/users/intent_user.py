@@ -30,7 +30,9 @@ It ends with ``###STOP###`` when every request is granted, refused or declined. 
 unsatisfied is :data:`~airline_gym.domain.said.LEAVE_UNSATISFIED` (strict grading reads it).
 
 Each reply costs the same at any turn: the customer keeps its state and reads only the messages
-added since its last reply (a dialogue that is not a continuation is replayed from its start).
+added since its last reply (a dialogue that is not a continuation is replayed from its start), and
+of a message only its first :data:`~airline_gym.domain.said.READ_LIMIT` characters (what strict
+grading counts as seen).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from airline_gym.data import data_files
 from airline_gym.domain.database import AirlineDB, load_pristine
 from airline_gym.domain.intents import Intent, Request
 from airline_gym.domain.prompts import STOP, TRANSFER
-from airline_gym.domain.said import LEAVE_UNSATISFIED, figures
+from airline_gym.domain.said import LEAVE_UNSATISFIED, figures, readable
 from airline_gym.domain.tasks import Task
 from airline_gym.users.base import Dialogue
 from airline_gym.users.dialogue_cursor import DialogueCursor
@@ -240,7 +242,7 @@ class IntentPlayer:
             message = dialogue[i]
             ends_turn = i + 1 == len(dialogue) or dialogue[i + 1].get("role") == "user"
             if message.get("role") == "assistant" and ends_turn:
-                self._answer = self._reply_to(str(message.get("content") or ""))
+                self._answer = self._reply_to(readable(str(message.get("content") or "")))
         return self._answer
 
     def _reply_to(self, last: str) -> str:

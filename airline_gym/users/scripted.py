@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 from airline_gym.domain.prompts import GREETING, STOP, TRANSFER
+from airline_gym.domain.said import readable
 from airline_gym.domain.tasks import Task
 from airline_gym.errors import ConfigError
 from airline_gym.users.base import Dialogue, UserSimulator
@@ -156,7 +157,7 @@ class _Seen:
             if role == "user":
                 self.user_turns += 1
             elif role == "assistant":
-                text = str(message.get("content") or "")
+                text = readable(str(message.get("content") or ""))  # as much as it reads
                 if self.agent_count == 0 and text == GREETING:
                     self.greeted = 1
                 self.agent_count += 1
@@ -193,6 +194,9 @@ class ScriptedUser(UserSimulator):
     ask for, pushes back, accepts refusals and stops when its requests are settled. The rules
     below are the fallback for tasks with no intent (and for every task with
     ``intents=False``).
+
+    Of each agent message it reads the first :data:`~airline_gym.domain.said.READ_LIMIT`
+    characters, and each reply reads only the messages added since the last one.
 
     Limits: it matches keywords, it does not understand text. It cannot negotiate, choose
     between options, give a cancellation reason, or follow the scenario's conditional

@@ -10,7 +10,7 @@ from typing import Any
 from airline_gym.domain.database import load_pristine
 from airline_gym.domain.grading import grade
 from airline_gym.domain.prompts import STOP, TRANSFER
-from airline_gym.domain.said import LEAVE_UNSATISFIED
+from airline_gym.domain.said import LEAVE_UNSATISFIED, READ_LIMIT
 from airline_gym.domain.task_checks import STRICT_CHECK_NAMES
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
@@ -157,3 +157,13 @@ def test_only_the_checks_a_task_lists_apply_and_an_own_basis_is_the_reference_gr
     assert [c.name for c in only.strict_checks] == ["WRITES"] and only.reward == 1.0
     own = grade(task([CANCEL]), unasked.db, unasked.messages, "user_stop", ["DB"])
     assert own.reward == 1.0 and own.strict_checks == ()
+
+
+def test_what_the_customer_did_not_read_was_not_seen() -> None:
+    padded = "x " * (READ_LIMIT // 2) + "The total is $1234."
+    t = task([READ], say=["1234"])
+    late = Talk().user("How much?").call(**READ).agent(padded).user(DONE)
+    assert late.grade(t)["ANSWERED"] is False
+    late_proposal = "x " * (READ_LIMIT // 2) + PROPOSAL
+    got = Talk().user("Cancel PGAGLM.").agent(late_proposal).user(YES).call(**CANCEL)
+    assert got.agent("Done.").user(DONE).grade(task([CANCEL]))["CONFIRMED"] is False

@@ -18,7 +18,7 @@ from airline_gym.domain.database import load_pristine
 from airline_gym.domain.flight_options import acceptable, options
 from airline_gym.domain.intents import FlightRule, Leg, PaymentPart, Request, Trip
 from airline_gym.domain.prompts import STOP
-from airline_gym.domain.said import LEAVE_UNSATISFIED
+from airline_gym.domain.said import LEAVE_UNSATISFIED, READ_LIMIT
 from airline_gym.harness.runner import run_episode
 from airline_gym.users.intent_user import NOT_SEEN, VAGUE
 from airline_gym.users.intent_wishes import judge
@@ -161,3 +161,9 @@ def test_any_option_that_satisfies_its_rule_is_accepted_ties_included() -> None:
             "credit_card_4421486. Shall I?"
         )
         assert judge(request, text, db, "mia_li_3668").answer == "yes", option.numbers
+
+
+def test_it_reads_the_first_read_limit_characters_of_a_message(tasks_file: Path) -> None:
+    late = "x " * (READ_LIMIT // 2) + f"I can {PROPOSAL}. Is that alright with you?"
+    reply = talk(tasks_file, "cancel", late)[1]
+    assert not reply.startswith("Yes") and "cancel" in reply  # the details came too late
