@@ -63,7 +63,7 @@ def test_each_documented_command_runs_as_written(name: str, tmp_path: Path) -> N
         outputs[line] = done.stdout
     text = PAGE.read_text(encoding="utf-8")
     if name == "generate":
-        audit = outputs["airline-gym audit --tasks train.json"]
+        audit = outputs["airline-gym audit --tasks train.json --agents none"]
         assert re.search(
             r"strict, all\s+0/500 \(0%\)\s+0/500 \(0%\)\s+100/500 \(20%\)\s+500/500", audit
         )
