@@ -167,3 +167,16 @@ def test_what_the_customer_did_not_read_was_not_seen() -> None:
     late_proposal = "x " * (READ_LIMIT // 2) + PROPOSAL
     got = Talk().user("Cancel PGAGLM.").agent(late_proposal).user(YES).call(**CANCEL)
     assert got.agent("Done.").user(DONE).grade(task([CANCEL]))["CONFIRMED"] is False
+
+
+def test_a_task_listing_an_unknown_check_is_refused_in_one_line() -> None:
+    import pytest
+
+    from airline_gym.domain.task_checks import check_task
+    from airline_gym.errors import ConfigError
+
+    record = {"id": "t", "evaluation_criteria": {}, "airline_gym": {"checks": ["WRITES", "NOPE"]}}
+    with pytest.raises(ConfigError, match="unknown check 'NOPE'") as info:
+        check_task(record, "tasks.json")
+    assert "\n" not in str(info.value)
+    check_task(dict(record, airline_gym={"checks": list(STRICT_CHECK_NAMES)}), "tasks.json")
