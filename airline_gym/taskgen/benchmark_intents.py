@@ -1,9 +1,12 @@
-"""Structured intents for the benchmark's airline tasks, written by hand.
+"""Structured intents for the benchmark's airline tasks, kept as data.
 
-Each entry is our own encoding of what the task's customer asks for (ids, kinds, rules), read
-off the task and the DB; no prose is copied. Where a customer states a condition that the DB
-settles ("use the certificate if the price is over 400"), the intent holds the branch the DB
-leads to. Task 46 (a refund of insurance already bought) has no kind and is not expressed.
+``benchmark_intents.json`` (shipped beside this module) holds one record per task: our own
+encoding of what the task's customer asks for (ids, kinds, rules), read off the task and the DB;
+no prose is copied. Where a customer states a condition that the DB settles ("use the
+certificate if the price is over 400"), the record holds the branch the DB leads to. Task 46 (a
+refund of insurance already bought) has no kind and is not expressed. The records are checked
+at import (:func:`~airline_gym.taskgen.intent_records.load_intent_records`): a bad one stops
+the import in one line naming the record and the field.
 
 τ² (``benchmark="tau2"``) shares the τ³ intent of every task whose gold leads to the same DB
 and the same numbers to say; the 12 tasks τ³ changed in a way that matters to the reward get
@@ -17,39 +20,23 @@ True
 
 from __future__ import annotations
 
-from dataclasses import replace
+from importlib.resources import files
 
 from airline_gym.domain.benchmarks import TAU2, TAU3, check_benchmark
-from airline_gym.domain.intents import Intent, Persona
-from airline_gym.taskgen import bench_tasks_a, bench_tasks_b
+from airline_gym.domain.intents import Intent
+from airline_gym.taskgen.intent_records import load_intent_records
 
-__all__ = ["PERSONAS", "TAU2_DIFFERS", "benchmark_intent", "expressed_ids"]
+__all__ = ["RECORDS_FILE", "TAU2_DIFFERS", "benchmark_intent", "expressed_ids"]
 
 #: τ³ task ids whose gold DB or ``communicate_info`` differ from τ²'s (spec §9.4).
 TAU2_DIFFERS = frozenset({"2", "7", "9", "14", "23", "27", "29", "33", "35", "37", "38", "44"})
 
+#: The records' file name, beside this module in the package.
+RECORDS_FILE = "benchmark_intents.json"
 
-_TERSE, _HURRIED = Persona(terse=True), Persona(patient=False)
-#: How the customers of some tasks talk: in few words (only what they are asked), or impatient.
-PERSONAS: dict[str, Persona] = {
-    "7": _TERSE,
-    "11": _HURRIED,
-    "19": _TERSE,
-    "20": _TERSE,
-    "21": Persona(terse=True, patient=False),
-    "22": _TERSE,
-    "30": _TERSE,
-    "40": _TERSE,
-    "47": _TERSE,
-}
-
-
-def _build() -> dict[str, Intent]:
-    intents = {**bench_tasks_a.intents(), **bench_tasks_b.intents()}
-    return {k: replace(v, persona=PERSONAS.get(k, v.persona)) for k, v in intents.items()}
-
-
-_INTENTS = _build()
+_INTENTS = load_intent_records(
+    files("airline_gym.taskgen").joinpath(RECORDS_FILE).read_text(encoding="utf-8"), RECORDS_FILE
+)
 
 
 def expressed_ids(benchmark: str = TAU3) -> tuple[str, ...]:
