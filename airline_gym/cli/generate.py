@@ -12,6 +12,7 @@ task's reward basis, so doing nothing scores 0; 'benchmark' grades as the 50 tas
   airline-gym generate --n 500 --seed 1 --out tasks.json
   airline-gym generate --n 200 --seed 2 --kinds cancel,change_flights --out cancel.json
   airline-gym generate --n 100 --seed 3 --grading benchmark --out bench-graded.json
+  airline-gym generate --n 1000 --seed 4 --pools --out tasks.json   # each pool's width
 """
 
 from __future__ import annotations
@@ -19,10 +20,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from airline_gym.data.limits import ENV_MAX_FILE_MB, TASKS_MAX_BYTES
 from airline_gym.errors import ConfigError
 from airline_gym.taskgen.output import write_tasks
+
+if TYPE_CHECKING:
+    from airline_gym.taskgen.generate import PoolUse
 
 MAX_TASKS = 1_000_000
 
@@ -54,6 +60,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=0.0,
         metavar="F",
         help="put about this share of the tasks in split 'test' (default 0: all in 'train')",
+    )
+    parser.add_argument(
+        "--pools",
+        action="store_true",
+        help="also print how wide each entry of the mix's pool is and how its tasks used it",
     )
     parser.add_argument("--out", required=True, metavar="FILE", help="where to write tasks.json")
 
@@ -100,4 +111,20 @@ def run(args: argparse.Namespace) -> int:
         + (")" if args.allow_benchmark_entities else " as named by tau2/tau3 tasks)"),
         file=sys.stderr,
     )
+    if args.pools:
+        print(pool_table(made.pools), file=sys.stderr)
     return 0
+
+
+def pool_table(pools: Mapping[str, PoolUse]) -> str:
+    """Each entry of the mix: its pool's width, the tasks made, how many distinct (user,
+    reservations) they hold, and whether the pool was used up (a repeat was the DB's only
+    choice)."""
+    lines = [
+        "| entry of the mix | pool width | tasks | distinct | pool used up |",
+        "|---|---|---|---|---|",
+    ]
+    for name, use in pools.items():
+        used_up = "yes" if use.rounds > 1 else "no"
+        lines.append(f"| {name} | {use.width} | {use.tasks} | {use.distinct} | {used_up} |")
+    return "\n".join(lines)

@@ -51,6 +51,8 @@ class Bin:
     test: Test | None = None
     build: Build | None = None
     lookups: bool = True
+    #: The pool its proposer draws from (:class:`~airline_gym.taskgen.rotation.Rotation`'s key).
+    pool: str = ""
 
 
 def _res(
@@ -62,9 +64,11 @@ def _res(
     lookups: bool = True,
 ) -> Bin:
     """A bin about one reservation; its kind is the name's first part."""
-    propose = reservation_proposer(test, build, name.replace("/", "_"))
+    pool = name.replace("/", "_")
+    propose = reservation_proposer(test, build, pool)
     changes = outcome == "granted"
-    return Bin(name, name.split("/")[0], outcome, changes, weight, propose, test, build, lookups)
+    kind = name.split("/")[0]
+    return Bin(name, kind, outcome, changes, weight, propose, test, build, lookups, pool)
 
 
 def _unflown(f: ReservationFacts) -> bool:
@@ -87,8 +91,8 @@ def _changeable(f: ReservationFacts) -> bool:
 _PLAN = ("change_of_plan", "other")
 
 BINS: tuple[Bin, ...] = (
-    Bin("book", "book", "granted", True, 8, book),
-    Bin("book/declined", "book", "declined", False, 2, book_any),
+    Bin("book", "book", "granted", True, 8, book, pool="book"),
+    Bin("book/declined", "book", "declined", False, 2, book_any, pool="book_any"),
     _res("cancel/24h", "granted", 3, lambda f: f.recent and _unflown(f), cancel(_PLAN)),
     _res(
         "cancel/airline",
@@ -169,5 +173,5 @@ BINS: tuple[Bin, ...] = (
         lambda f: bool(f.cancelled or f.delayed) and not _covered(f),
         compensation(None),
     ),
-    Bin("info", "info", "granted", False, 7, info),
+    Bin("info", "info", "granted", False, 7, info, pool="info"),
 )

@@ -30,7 +30,7 @@ from airline_gym.taskgen.bins import BINS, Bin
 from airline_gym.taskgen.pools import MIN_CHOICES, Pools, build_pools
 from airline_gym.taskgen.stats import payment_sources
 
-__all__ = ["COMBOS", "Generated", "Template", "generate", "templates"]
+__all__ = ["COMBOS", "Generated", "PoolUse", "Template", "generate", "templates"]
 
 Solve = Callable[[Any, Intent], Solution]
 Write = Callable[[Intent, Solution], Any]
@@ -44,7 +44,9 @@ COMBOS: tuple[tuple[tuple[str, ...], bool, float], ...] = (
     (("change_cabin", "add_bags"), True, 2),
     (("change_cabin", "edit_passenger", "add_bags"), True, 2),
     (("edit_passenger", "add_bags"), True, 1),
-    (("change_flights", "compensation/delayed"), True, 1),
+    (("change_flights", "compensation/delayed"), True, 0.5),
+    (("cancel/insured", "compensation/delayed"), True, 1),
+    (("cancel/business", "compensation/delayed"), True, 0.5),
     (("cancel/airline", "compensation/cancelled"), True, 2),
     (("add_insurance", "change_count"), True, 1),
     (("add_insurance", "add_bags"), True, 1),
@@ -77,6 +79,19 @@ class Template:
         return "+".join(b.name for b in self.bins)
 
 
+@dataclass(frozen=True)
+class PoolUse:
+    """How one template of the mix used its pool: ``width`` candidates (the reservations its
+    first bin's test passes, or the users a booking or question draws from), ``tasks`` made,
+    ``distinct`` (user, reservations) among them, ``rounds`` of the pool started (above 1: the
+    pool was used up, so a repeat was the DB's only choice)."""
+
+    width: int
+    tasks: int
+    distinct: int
+    rounds: int
+
+
 @dataclass
 class Generated:
     """The generated records and what generating them met."""
@@ -88,6 +103,8 @@ class Generated:
     reservations_excluded: int
     proposals: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
+    #: Template name -> how it used its pool (templates that made no task left out).
+    pools: dict[str, PoolUse] = field(default_factory=dict)
 
 
 def templates(kinds: Iterable[str] | None = None, grading: str = "strict") -> list[Template]:
@@ -124,15 +141,21 @@ def templates(kinds: Iterable[str] | None = None, grading: str = "strict") -> li
     return out
 
 
+def _shared(pools: Pools, template: Template) -> tuple[str, ...]:
+    """The reservations every bin of a one-reservation combination fits."""
+    tests = [b.test for b in template.bins]
+    return pools.select(template.name, lambda f: all(t(f) for t in tests if t is not None))
+
+
 def _propose(
     rng: random.Random, pools: Pools, template: Template
 ) -> tuple[str, list[Request]] | None:
+    pools.rotation.scope = template.name
     if template.same_reservation:
-        tests = [b.test for b in template.bins]
-        ids = pools.select(template.name, lambda f: all(t(f) for t in tests if t is not None))
-        if not ids:
+        rid = pools.rotation.draw(rng, template.name, _shared(pools, template))
+        if rid is None:
             return None
-        facts = pools.reservations[ids[rng.randrange(len(ids))]]
+        facts = pools.reservations[rid]
         requests = []
         for b in template.bins:
             assert b.build is not None
@@ -154,6 +177,35 @@ def _propose(
             taken = taken | {request.reservation_id}
     assert user is not None
     return user, requests
+
+
+def _pool(pools: Pools, template: Template) -> tuple[str, int]:
+    """The rotation key ``template`` draws its first pick from, and that pool's width."""
+    if template.same_reservation:
+        return template.name, len(_shared(pools, template))
+    first = template.bins[0]
+    if first.test is not None:
+        return first.pool, len(pools.select(first.pool, first.test))
+    return first.pool, len(pools.users)
+
+
+def _pool_use(pools: Pools, mix: Sequence[Template], records: Sequence[Any]) -> dict[str, PoolUse]:
+    """Each template's :class:`PoolUse` over ``records``."""
+    made: dict[str, list[tuple[Any, ...]]] = {}
+    for record in records:
+        meta = record["airline_gym"]
+        intent = meta["intent"]
+        ids = tuple(r.get("reservation_id") for r in intent["requests"])
+        made.setdefault("+".join(meta["bins"]), []).append((intent["user_id"], ids))
+    out = {}
+    for template in mix:
+        pairs = made.get(template.name)
+        if pairs:
+            key, width = _pool(pools, template)
+            out[template.name] = PoolUse(
+                width, len(pairs), len(set(pairs)), pools.rotation.rounds(template.name, key)
+            )
+    return out
 
 
 def _intent(pools: Pools, user_id: str, requests: Sequence[Request]) -> Intent:
@@ -308,6 +360,7 @@ def generate(
                     ]
                 )
                 why = "duplicate" if key in seen else ""
+            pools.rotation.settle(kept=not why)
             if not why:
                 record = assemble(
                     task_id,
@@ -329,4 +382,5 @@ def generate(
             cause = why if why.startswith("error") else why.split(":")[0]
             out.rejected[cause] = out.rejected.get(cause, 0) + 1
             failures[template.name] += 1
+    out.pools = _pool_use(pools, mix, out.records)
     return out

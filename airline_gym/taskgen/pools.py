@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airline_gym.domain.database import PristineDB
+from airline_gym.taskgen.rotation import Rotation
 
 __all__ = ["NOW", "RECENT_SINCE", "Pools", "ReservationFacts", "build_pools"]
 
@@ -60,6 +61,8 @@ class Pools:
     wide: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     excluded_users: int = 0
     excluded_reservations: int = 0
+    #: The draws of one generator run: no id comes back in a pool before the pool is used up.
+    rotation: Rotation = field(default_factory=Rotation)
     _lists: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def select(self, name: str, test: Any) -> tuple[str, ...]:

@@ -63,8 +63,8 @@ def _pick_reservation(
         ids = pools.select(name, test)
         if not ids:
             return None
-        rid = ids[rng.randrange(len(ids))]
-        return None if rid in taken else pools.reservations[rid]
+        rid = pools.rotation.draw(rng, name, ids)
+        return None if rid is None or rid in taken else pools.reservations[rid]
     options = [
         r for r in pools.by_user.get(user, ()) if r not in taken and test(pools.reservations[r])
     ]
@@ -263,7 +263,9 @@ def compensation(
 def info(
     rng: random.Random, pools: Pools, user: str | None, taken: frozenset[str]
 ) -> tuple[str, Request] | None:
-    user = user or rng.choice(pools.users)
+    user = user or pools.rotation.draw(rng, "info", pools.users)
+    if user is None:
+        return None
     question = rng.choice(sorted(set(QUESTIONS) - {"change_total"}))  # needs earlier changes
     methods = pools.user(user)["payment_methods"].values()
     if question in ("reservation_cost", "bag_allowance"):
@@ -305,14 +307,14 @@ def book(
 ) -> tuple[str, Request] | None:
     """A booking by a stated rule, on dates with enough direct flights that the rule's pick is
     not a guess (``pools.wide``)."""
-    return _book(rng, pools, user, pools.wide)
+    return _book(rng, pools, user, pools.wide, "book")
 
 
 def book_any(
     rng: random.Random, pools: Pools, user: str | None, taken: frozenset[str]
 ) -> tuple[str, Request] | None:
     """:func:`book` on any date with an available flight (for declines)."""
-    return _book(rng, pools, user, pools.routes)
+    return _book(rng, pools, user, pools.routes, "book_any")
 
 
 def _book(
@@ -320,8 +322,11 @@ def _book(
     pools: Pools,
     user: str | None,
     routes_dates: dict[tuple[str, str], tuple[str, ...]],
+    key: str,
 ) -> tuple[str, Request] | None:
-    user = user or rng.choice(pools.users)
+    user = user or pools.rotation.draw(rng, key, pools.users)
+    if user is None:
+        return None
     record = pools.user(user)
     routes = list(routes_dates)
     if not routes:

@@ -65,20 +65,20 @@ def test_each_documented_command_runs_as_written(name: str, tmp_path: Path) -> N
     if name == "generate":
         audit = outputs["airline-gym audit --tasks train.json --agents none"]
         assert re.search(
-            r"strict, all\s+0/500 \(0%\)\s+0/500 \(0%\)\s+100/500 \(20%\)\s+500/500", audit
+            r"strict, all\s+0/500 \(0%\)\s+0/500 \(0%\)\s+123/500 \(25%\)\s+500/500", audit
         )
-        assert re.search(r"strict, DB unchanged\s+0/198 \(0%\)\s+0/198 \(0%\)\s+100/198", audit)
-        assert "| strict, DB unchanged (198) | 0% | 0% | 51% | 100% |" in text
+        assert re.search(r"strict, DB unchanged\s+0/215 \(0%\)\s+0/215 \(0%\)\s+123/215", audit)
+        assert "| strict, DB unchanged (215) | 0% | 0% | 57% | 100% |" in text
         counts = json.loads(
             run_line("airline-gym tasks --tasks train.json --distribution --json", tmp_path).stdout
         )
-        assert counts["db"] == {"changes": 302, "unchanged": 198}
-        assert counts["tier"] == {"gold": 175, "regular": 148, "silver": 177}
-        assert "| tier | gold 175, silver 177, regular 148 |" in text
+        assert counts["db"] == {"changes": 285, "unchanged": 215}
+        assert counts["tier"] == {"gold": 183, "regular": 155, "silver": 162}
+        assert "| tier | gold 183, silver 162, regular 155 |" in text
     if name == "benchmark-grading":
         audit = outputs["airline-gym audit --tasks benchmark-graded.json --agents none"]
-        assert re.search(r"benchmark, all\s+188/500 \(38%\)\s+188/500 \(38%\)", audit)
-        assert "| benchmark, all (500) | **38%** | **38%** | 48% | 100% |" in text
+        assert re.search(r"benchmark, all\s+190/500 \(38%\)\s+190/500 \(38%\)", audit)
+        assert "| benchmark, all (500) | **38%** | **38%** | 47% | 100% |" in text
     if name == "warm-start":
         rows = [json.loads(line) for line in (tmp_path / "sft.jsonl").read_text().splitlines()]
         assert rows and all(row["reward"] == 1.0 for row in rows)
