@@ -22,12 +22,15 @@ from airline_gym.taskgen.proposals import (
     change_count,
     change_flights,
     change_flights_any,
+    change_outbound,
+    change_return,
     change_route,
     compensation,
     edit_passenger,
     info,
     reservation_proposer,
 )
+from airline_gym.taskgen.under_way import flown_proposer
 
 __all__ = ["BINS", "Bin"]
 
@@ -62,10 +65,13 @@ def _res(
     test: Test,
     build: Build,
     lookups: bool = True,
+    flown: bool = False,
 ) -> Bin:
-    """A bin about one reservation; its kind is the name's first part."""
+    """A bin about one reservation; its kind is the name's first part. ``flown``: ``test``
+    passes reservations with a flown segment, drawn mostly from the trips under way
+    (:func:`~airline_gym.taskgen.proposals.flown_proposer`)."""
     pool = name.replace("/", "_")
-    propose = reservation_proposer(test, build, pool)
+    propose = flown_proposer(build, pool) if flown else reservation_proposer(test, build, pool)
     changes = outcome == "granted"
     kind = name.split("/")[0]
     return Bin(name, kind, outcome, changes, weight, propose, test, build, lookups, pool)
@@ -86,6 +92,15 @@ def _covered(f: ReservationFacts) -> bool:
 
 def _changeable(f: ReservationFacts) -> bool:
     return f.cabin != "basic_economy" and _unflown(f)
+
+
+def _flown(f: ReservationFacts) -> bool:
+    return f.flown and not f.cancelled
+
+
+def _way_back(f: ReservationFacts) -> bool:
+    """A trip under way whose way back is still to take (and may be changed)."""
+    return f.return_open and f.cabin != "basic_economy"
 
 
 _PLAN = ("change_of_plan", "other")
@@ -126,8 +141,9 @@ BINS: tuple[Bin, ...] = (
         "cancel/flown",
         "transfer",
         2,
-        lambda f: f.flown and not f.cancelled,
+        _flown,
         cancel(("change_of_plan", "health")),
+        flown=True,
     ),
     _res("change_flights", "granted", 8, _changeable, change_flights),
     _res("change_flights/declined", "declined", 2, _changeable, change_flights_any),
@@ -139,8 +155,10 @@ BINS: tuple[Bin, ...] = (
         change_flights_any,
     ),
     _res("change_flights/route", "refused", 2, _changeable, change_route),
+    _res("change_flights/under_way", "granted", 2, _way_back, change_return),
+    _res("change_flights/flown", "refused", 1, _way_back, change_outbound),
     _res("change_cabin", "granted", 6, _unflown, change_cabin),
-    _res("change_cabin/flown", "refused", 5, lambda f: f.flown and not f.cancelled, change_cabin),
+    _res("change_cabin/flown", "refused", 5, _flown, change_cabin, flown=True),
     _res("add_bags", "granted", 4, _unflown, add_bags),
     _res("edit_passenger", "granted", 3, _unflown, edit_passenger),
     _res("change_count", "refused", 3, _unflown, change_count, lookups=False),

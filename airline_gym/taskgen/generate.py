@@ -184,8 +184,8 @@ def _pool(pools: Pools, template: Template) -> tuple[str, int]:
     if template.same_reservation:
         return template.name, len(_shared(pools, template))
     first = template.bins[0]
-    if first.test is not None:
-        return first.pool, len(pools.select(first.pool, first.test))
+    if first.test is not None:  # its own cache key: a flown bin draws from two pools
+        return first.pool, len(pools.select(f"width:{first.pool}", first.test))
     return first.pool, len(pools.users)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airline_gym.domain.database import PristineDB
+from airline_gym.taskgen.facts import directions
 from airline_gym.taskgen.rotation import Rotation
 
 __all__ = ["NOW", "RECENT_SINCE", "Pools", "ReservationFacts", "build_pools"]
@@ -43,6 +44,10 @@ class ReservationFacts:
     round_trip: bool
     bags: int
     tier: str
+    #: Some segment flown and some still to take (neither flown nor cancelled): a trip under way.
+    under_way: bool = False
+    #: A round trip whose outbound has all been flown and whose return is all still to take.
+    return_open: bool = False
 
 
 @dataclass
@@ -83,9 +88,11 @@ def _facts(res: Mapping[str, Any], flights: Mapping[str, Any], tier: str) -> Res
     flown = False
     cancelled: list[tuple[str, str]] = []
     delayed: list[tuple[str, str]] = []
+    states: list[str | None] = []
     for seg in res["flights"]:
         status = ((flights.get(seg["flight_number"]) or {}).get("dates") or {}).get(seg["date"])
         state = (status or {}).get("status")
+        states.append(state)
         if state in ("landed", "flying"):
             flown = True
         elif state == "cancelled":
@@ -105,6 +112,23 @@ def _facts(res: Mapping[str, Any], flights: Mapping[str, Any], tier: str) -> Res
         round_trip=res.get("flight_type") == "round_trip",
         bags=int(res.get("total_baggages") or 0),
         tier=tier,
+        under_way=flown and any(s not in ("landed", "flying", "cancelled") for s in states),
+        return_open=_return_open(res, states),
+    )
+
+
+def _return_open(res: Mapping[str, Any], states: list[str | None]) -> bool:
+    """A round trip flown out and not yet flown back (nothing cancelled on the way back)."""
+    if res.get("flight_type") != "round_trip":
+        return False
+    parts = directions(res)  # type: ignore[arg-type]
+    out = [states[i] for i in parts["outbound"]]
+    back = [states[i] for i in parts["return"]]
+    flown = ("landed", "flying")
+    return (
+        bool(out and back)
+        and all(s in flown for s in out)
+        and all(s in ("available", "on time", "delayed") for s in back)
     )
 
 

@@ -37,6 +37,8 @@ __all__ = [
     "change_count",
     "change_flights",
     "change_flights_any",
+    "change_outbound",
+    "change_return",
     "change_route",
     "compensation",
     "edit_passenger",
@@ -117,26 +119,44 @@ def change_flights(rng: random.Random, pools: Pools, facts: ReservationFacts) ->
     return _change_flights(rng, pools, facts, wide=True)
 
 
+def change_return(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
+    """:func:`change_flights` of the return only (a trip under way: the way back)."""
+    return _change_flights(rng, pools, facts, wide=True, only=("return",))
+
+
+def change_outbound(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
+    """:func:`change_flights_any` of the outbound only (a trip under way: the way out, flown)."""
+    return _change_flights(rng, pools, facts, wide=False, only=("outbound",))
+
+
 def change_flights_any(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
     """:func:`change_flights` on any date within three days (for refusals and declines)."""
     return _change_flights(rng, pools, facts, wide=False)
 
 
 def _change_flights(
-    rng: random.Random, pools: Pools, facts: ReservationFacts, wide: bool
+    rng: random.Random,
+    pools: Pools,
+    facts: ReservationFacts,
+    wide: bool,
+    only: tuple[str, ...] = (),
 ) -> Request | None:
     res = pools.db.reservations[facts.reservation_id]
     payment = _payment_one(rng, pools, facts.user_id)
     if not payment:
         return None
     directions: list[str] = ["outbound"]
-    if facts.round_trip:
+    if only:
+        directions = list(only)
+    elif facts.round_trip:
         directions = rng.choice((["outbound"], ["return"], ["outbound", "return"]))
     dates = sorted({seg["date"] for seg in res["flights"]})
     parts = segment_directions(res)
     legs = []
     for direction in directions:
         base = dates[0] if direction == "outbound" else dates[-1]
+        if only == ("outbound",):  # a way out already flown: the customer asks for a day ahead
+            base = max(base, FUTURE_DATES[0])
         pool: tuple[str, ...] = FUTURE_DATES
         if wide and parts[direction]:
             route = (
