@@ -24,7 +24,8 @@ kind                fields
                     ``payment``
 ``change_cabin``    ``reservation_id``, ``cabin``, ``payment``
 ``add_bags``        ``reservation_id``, ``total_bags`` (the new total), ``payment``
-``edit_passenger``  ``reservation_id``, ``passenger_index``, ``new_passenger``
+``edit_passenger``  ``reservation_id``, ``passenger_index``, ``new_passenger``, ``replaces`` (True:
+                    someone else travels instead; False: a correction of the one booked)
 ``change_count``    ``reservation_id``, ``passengers`` (the wanted list; the policy refuses)
 ``add_insurance``   ``reservation_id`` (the policy refuses insurance after booking)
 ``compensation``    ``reservation_id``, ``flight_number``, ``flight_date``, ``complaint``
@@ -202,6 +203,9 @@ class Request:
     #: The customer's cap on what this request charges in all (None: no cap); over it they
     #: decline. ``FlightRule.max_price`` caps one leg per passenger instead.
     max_total: int | None = None
+    #: ``edit_passenger``: the new passenger is someone else, not a correction (a misspelt
+    #: name, a wrong date of birth) of the one booked.
+    replaces: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

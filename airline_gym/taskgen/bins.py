@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from airline_gym.taskgen.passengers import change_count, edit_passenger, replace_passenger
 from airline_gym.taskgen.pools import ReservationFacts
 from airline_gym.taskgen.proposals import (
     Build,
@@ -19,14 +20,12 @@ from airline_gym.taskgen.proposals import (
     book_any,
     cancel,
     change_cabin,
-    change_count,
     change_flights,
     change_flights_any,
     change_outbound,
     change_return,
     change_route,
     compensation,
-    edit_passenger,
     info,
     reservation_proposer,
 )
@@ -161,6 +160,7 @@ BINS: tuple[Bin, ...] = (
     _res("change_cabin/flown", "refused", 5, _flown, change_cabin, flown=True),
     _res("add_bags", "granted", 4, _unflown, add_bags),
     _res("edit_passenger", "granted", 3, _unflown, edit_passenger),
+    _res("edit_passenger/replace", "granted", 1.5, _unflown, replace_passenger),
     _res("change_count", "refused", 3, _unflown, change_count, lookups=False),
     _res(
         "add_insurance",

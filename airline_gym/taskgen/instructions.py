@@ -235,10 +235,17 @@ def _steps(request: Request, intent: Intent, decision: Decision | None) -> list[
         index = request.passenger_index or 0
         nth = _ORDINAL[index] if index < len(_ORDINAL) else f"number {index + 1}"
         new = request.new_passenger
-        out.append(
-            f"On {which}, the {nth} passenger should read {new.first_name} {new.last_name}, "
-            f"born {new.dob}. Nothing else changes."
-        )
+        if request.replaces:
+            out.append(
+                f"On {which}, the {nth} passenger is no longer travelling: someone else, "
+                f"{new.first_name} {new.last_name}, born {new.dob}, takes that place. "
+                "Nothing else changes."
+            )
+        else:
+            out.append(
+                f"On {which}, the {nth} passenger's details were booked wrong: they should read "
+                f"{new.first_name} {new.last_name}, born {new.dob}. Nothing else changes."
+            )
     elif kind == "change_count":
         people = "; ".join(_person(p) for p in request.passengers)
         out.append(f"You want {which} to carry exactly these travellers: {people}.")

@@ -22,6 +22,7 @@ from airline_gym.domain.intents import (
     Trip,
 )
 from airline_gym.taskgen.facts import directions as segment_directions
+from airline_gym.taskgen.passengers import someone
 from airline_gym.taskgen.pools import FUTURE_DATES, Pools, ReservationFacts
 
 __all__ = [
@@ -34,14 +35,12 @@ __all__ = [
     "book_any",
     "cancel",
     "change_cabin",
-    "change_count",
     "change_flights",
     "change_flights_any",
     "change_outbound",
     "change_return",
     "change_route",
     "compensation",
-    "edit_passenger",
     "info",
     "reservation_proposer",
 ]
@@ -217,44 +216,6 @@ def add_bags(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Reque
     )
 
 
-def _someone(rng: random.Random, pools: Pools) -> Passenger:
-    first, last = pools.names[rng.randrange(len(pools.names))]
-    dob = f"{rng.randint(1950, 2005)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-    return Passenger(first, last, dob)
-
-
-def edit_passenger(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
-    index = rng.randrange(facts.passengers)
-    old = pools.db.reservations[facts.reservation_id]["passengers"][index]
-    new = _someone(rng, pools)
-    if rng.random() < 0.5:  # a corrected date of birth, or a corrected name
-        new = Passenger(old["first_name"], old["last_name"], new.dob)
-    return Request(
-        "edit_passenger",
-        reservation_id=facts.reservation_id,
-        passenger_index=index,
-        new_passenger=new,
-    )
-
-
-def change_count(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
-    current = [
-        Passenger(p["first_name"], p["last_name"], p["dob"])
-        for p in pools.db.reservations[facts.reservation_id]["passengers"]
-    ]
-    wanted = (
-        current[:-1]
-        if len(current) > 1 and rng.random() < 0.5
-        else [*current, _someone(rng, pools)]
-    )
-    return Request(
-        "change_count",
-        reservation_id=facts.reservation_id,
-        passengers=tuple(wanted),
-        insist=rng.randrange(2),
-    )
-
-
 def add_insurance(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
     return Request("add_insurance", reservation_id=facts.reservation_id, insist=rng.randrange(2))
 
@@ -363,7 +324,7 @@ def _book(
         Passenger(p["first_name"], p["last_name"], p["dob"]) for p in record["saved_passengers"]
     ]
     while len(people) < count:
-        people.append(_someone(rng, pools))
+        people.append(someone(rng, pools))
     cabin = rng.choice(("basic_economy", "economy", "business"))
     methods = sorted(record["payment_methods"].values(), key=lambda m: m["id"])
     payment = _split_payment(rng, methods)

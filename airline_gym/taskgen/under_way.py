@@ -17,7 +17,7 @@ __all__ = ["UNDER_WAY_SHARE", "flown_proposer"]
 
 #: The share of a flown bin's draws that are trips under way (the rest: trips entirely in the
 #: past).
-UNDER_WAY_SHARE = 0.9
+UNDER_WAY_SHARE = 0.95
 
 
 def _under_way(f: ReservationFacts) -> bool:

@@ -156,6 +156,11 @@ def say_request(request: Request, which: str = "my upcoming reservation") -> str
         index = request.passenger_index or 0
         nth = _ORDINAL[index] if index < len(_ORDINAL) else f"number {index + 1}"
         new = request.new_passenger
+        if request.replaces:
+            return (
+                f"I need to replace the {nth} passenger on {which} with someone else: "
+                f"{new.first_name} {new.last_name}, born {new.dob}."
+            )
         return (
             f"I need to correct the {nth} passenger on {which}: it should be "
             f"{new.first_name} {new.last_name}, born {new.dob}."

@@ -54,7 +54,7 @@ def _statement(request: Request) -> Request:
         "change_flights": ("reservation_id", "legs"),
         "change_cabin": ("reservation_id", "cabin"),
         "add_bags": ("reservation_id", "total_bags"),
-        "edit_passenger": ("reservation_id", "passenger_index", "new_passenger"),
+        "edit_passenger": ("reservation_id", "passenger_index", "new_passenger", "replaces"),
         "change_count": ("reservation_id", "passengers"),
         "compensation": ("flight_number", "flight_date", "complaint"),
     }.get(request.kind, ("reservation_id",))

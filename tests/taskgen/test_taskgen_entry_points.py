@@ -50,13 +50,16 @@ def gym_make(path: Path, tmp: Path) -> None:
 
 def eval_and_regrade(path: Path, tmp: Path) -> None:
     """eval records the strict grade, and regrade tells the same one: 1 for the gold dialogue,
-    and for the bare gold calls the same mix of 0 (an unconfirmed write) and 1."""
+    and for the bare gold calls the same mix of 0 (an unconfirmed write) and 1 (a question
+    alone: the 40 tasks of seed 7 hold one, the first 24 none)."""
+    path = generated_file(tmp, 40, 7)
+    ids = [r["id"] for r in generated_records(40, 7)]
     for agent, everywhere in (("gold-dialogue", 1.0), ("gold", None)):
         out = tmp / f"results-{agent}.json"
         done = _cli("eval", "--agent", agent, "--tasks", path, "--out", out)
         assert done.returncode == 0, done.stderr
         sims = json.loads(out.read_text())["simulations"]
-        assert sorted(s["task_id"] for s in sims) == sorted(_ids())
+        assert sorted(s["task_id"] for s in sims) == sorted(ids)
         rewards = {s["reward_info"]["reward"] for s in sims}
         assert rewards == ({everywhere} if everywhere else {0.0, 1.0}), agent
         if everywhere is None:  # why a reward is 0: the failed checks, in the file
@@ -67,7 +70,7 @@ def eval_and_regrade(path: Path, tmp: Path) -> None:
         regraded = _cli("regrade", out, "--json")
         assert regraded.returncode == 0, regraded.stderr
         rows = [json.loads(line) for line in regraded.stdout.splitlines()]
-        assert sorted(r["task_id"] for r in rows) == sorted(_ids())
+        assert sorted(r["task_id"] for r in rows) == sorted(ids)
         assert all(r["agrees"] for r in rows), agent
 
 

@@ -79,8 +79,9 @@ _CHANGE = re.compile(
 )
 _ENDS = re.compile(r"The (outbound|return) flight should end in ([A-Z]{3}) instead\.")
 _EDIT = re.compile(
-    rf"I need to correct the (?P<nth>\w+|number \d+) passenger on (?:{_WHICH}): it should be"
-    rf" (?P<first>{_NAME}) (?P<last>{_NAME}), born (?P<dob>{_DATE})\."
+    rf"I need to (?P<how>correct|replace) the (?P<nth>\w+|number \d+) passenger on (?:{_WHICH})"
+    rf"(?:: it should be| with someone else:) (?P<first>{_NAME}) (?P<last>{_NAME}),"
+    rf" born (?P<dob>{_DATE})\."
 )
 _COUNT = re.compile(rf"I'd like to change the travellers on (?:{_WHICH}) to (?P<people>[^.]+\))\.")
 _CANCEL = re.compile(rf"I'd like to cancel (?:{_WHICH})\.")
@@ -173,7 +174,13 @@ def _found(text: str) -> list[tuple[int, Request]]:
         nth = m["nth"]
         index = int(nth.split()[-1]) - 1 if nth.startswith("number") else _NTH.index(nth)
         new = Passenger(m["first"], m["last"], m["dob"])
-        request = Request("edit_passenger", _rid(m), passenger_index=index, new_passenger=new)
+        request = Request(
+            "edit_passenger",
+            _rid(m),
+            passenger_index=index,
+            new_passenger=new,
+            replaces=m["how"] == "replace",
+        )
         out.append((m.start(), request))
     for m in _COUNT.finditer(text):
         people = tuple(Passenger(*p) for p in _PEOPLE.findall(m["people"]))
