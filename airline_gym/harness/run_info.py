@@ -19,6 +19,7 @@ from airline_gym.agents import LiteLLMAgent
 from airline_gym.data.limits import TEXT_MAX_BYTES, read_limited_text
 from airline_gym.errors import ConfigError
 from airline_gym.harness.results import JSONObject
+from airline_gym.harness.results.comparability import canonical_task
 
 if TYPE_CHECKING:
     from airline_gym.harness.evaluate import EvalConfig
@@ -78,9 +79,10 @@ def user_info(config: EvalConfig) -> JSONObject:
 
 
 def tasks_sha256(records: Sequence[Mapping[str, Any]]) -> str:
-    """The SHA-256 of task records (their canonical JSON: keys sorted, no spaces, ASCII), in
-    order: the same tasks give the same hash however the file that held them was laid out."""
-    text = json.dumps(list(records), sort_keys=True, separators=(",", ":"), default=str)
+    """The SHA-256 of task records, in order, each as its canonical JSON (keys sorted, without
+    the nulls and defaults a writer may add): the same tasks give the same hash however the
+    file that held them was written."""
+    text = json.dumps([canonical_task(r) for r in records], ensure_ascii=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
@@ -231,7 +233,11 @@ def check_same_tasks(
         expected = recorded if isinstance(recorded, str) else tasks_sha256(played)
         if tasks_sha256(current) == expected:  # type: ignore[arg-type]
             return
-    differ = [str(t.get("id")) for t, c in zip(played, current, strict=True) if t != c]
+    differ = [
+        str(t.get("id"))
+        for t, c in zip(played, current, strict=True)
+        if c is None or canonical_task(t) != canonical_task(c)
+    ]
     shown = ", ".join(differ[:8]) + (f" and {len(differ) - 8} more" if len(differ) > 8 else "")
     which = (
         f"{len(differ)} of the run's {len(played)} tasks differ ({shown})"
