@@ -11,7 +11,9 @@ derived from ``config.seed``: under the ``leaderboard`` protocol one seed per tr
 one per (task, trial). Failures follow the benchmark's policy (:mod:`airline_gym.harness.retry`).
 With ``out``, finished simulations are journalled as they end and the results file is written
 once at the end (:mod:`airline_gym.harness.journal`); ``resume=True`` continues a killed or
-shorter run. The command line is ``airline-gym eval`` (:mod:`airline_gym.cli.eval`).
+shorter run. No simulation is kept in memory then: the results returned read each one from the
+file when it is used, so memory is flat in the number of episodes. The command line is
+``airline-gym eval`` (:mod:`airline_gym.cli.eval`).
 """
 
 from __future__ import annotations
@@ -165,9 +167,7 @@ def _trials(info: Mapping[str, Any]) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def _continue(
-    old: Results, fresh: Results, path: Path, retry_errors: bool, task_set: TaskSet
-) -> Results:
+def _continue(old: Results, fresh: Results, path: Path, task_set: TaskSet) -> Results:
     """The run in ``path`` (``old``) extended by this one's tasks and trials."""
     check_resumable(path, old.info, fresh.info)
     now = {t.id: t.raw for t in task_set}
@@ -182,13 +182,7 @@ def _continue(
     known = {str(t.get("id")) for t in old.tasks}
     tasks = old.tasks + [t for t in fresh.tasks if str(t.get("id")) not in known]
     info["tasks_sha256"] = tasks_sha256(tasks)
-    retry = RUN_FAILURE_ENDINGS if retry_errors else frozenset()
-    return Results(
-        info=info,
-        tasks=tasks,
-        simulations=[s for s in old.simulations if s.get("termination_reason") not in retry],
-        timestamp=old.timestamp,
-    )
+    return Results(info=info, tasks=tasks, simulations=old.simulations, timestamp=old.timestamp)
 
 
 def _open_run(
@@ -206,10 +200,10 @@ def _open_run(
                 "to continue it, or choose another out"
             )
         return fresh, False
-    old = store.load()
+    old = store.load(drop=RUN_FAILURE_ENDINGS if retry_errors else ())
     if old is None:
         return fresh, False
-    return _continue(old, fresh, store.path, retry_errors, task_set), store.journal.exists()
+    return _continue(old, fresh, store.path, task_set), store.journal.exists()
 
 
 def evaluate(
@@ -262,6 +256,7 @@ def evaluate(
     with RunFile(out) as store:
         results, appending = _open_run(store, fresh, resume, retry_errors, task_set)
         store.start(results, appending)
+        results.simulations = store.simulations  # on disk: read when used, never all held
         run = EvaluationRun(
             config, task_set, results, make_agent, ids, store, progress, max_failures
         )
