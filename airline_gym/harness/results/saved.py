@@ -12,6 +12,7 @@ another tool, or re-indented) is not scanned (``None``) and is read whole by the
 from __future__ import annotations
 
 import os
+import threading
 import weakref
 from array import array
 from collections.abc import Callable, Iterator, Sequence
@@ -56,10 +57,22 @@ class StoredFile:
                 f"{self.name} was changed in place since its simulations were read: load it "
                 "again (Results.load)"
             )
-        data = os.pread(self.fd, length, offset)
+        data = _pread(self.fd, length, offset)
         if len(data) != length:
             raise ConfigError(f"{self.name}: a simulation is cut short at byte {offset}")
         return data
+
+
+def _pread(fd: int, length: int, offset: int) -> bytes:
+    """``os.pread`` (POSIX); elsewhere a seek and a read, one thread at a time."""
+    if hasattr(os, "pread"):
+        return os.pread(fd, length, offset)
+    with _SEEKING:  # pragma: no cover - Windows
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.read(fd, length)
+
+
+_SEEKING = threading.Lock()
 
 
 def file_stamp(st: os.stat_result) -> tuple[int, ...]:
