@@ -49,7 +49,8 @@ tau2 run's flag names are accepted too: --agent-llm, --user-llm, --num-trials,
 Exit code: 0 when the run finished; 1 when it failed: its failed simulations (agent_error,
 user_error, infrastructure_error: a model or server that did not answer, or a failed NL judge)
 reached --max-failures N (default: every simulation; with N given, no more are started once
-N failed, and --resume --retry-errors continues), or the --report page could not be written;
+N failed, and --resume --retry-errors continues), or every simulation failed (whatever
+--max-failures), or the --report page could not be written;
 said in one line, the results file saved all the same; 2 on bad input (one line, nothing run);
 130 on Ctrl-C.
 """

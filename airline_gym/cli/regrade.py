@@ -6,10 +6,13 @@ replayed output that differs from the recorded tool message is reported, not fat
 
 Accepts tau2-bench results files (top-level ``tasks`` and ``simulations``) or a bare JSON list of
 simulations. Tasks come from the file's embedded ``tasks`` first, else from --tasks, else the
-benchmark version's. The version (tau2 or tau3) is the one the file's tasks are, recognised by
-their content, else the one its info records, else --benchmark, else tau2; which one was used,
-and why, is said for each file (for one that does not tell, only when some simulation
-disagrees). An infrastructure_error (tau3) has no reward and is not graded.
+benchmark version's. --tasks given for a file that embeds its own is checked against them: the
+file's tasks are the ones its run was played on, so tasks that differ on any task its
+simulations use are refused (one line, exit 2), and the same ones are said to be used. The
+version (tau2 or tau3) is the one the file's tasks are, recognised by their content, else the
+one its info records, else --benchmark, else tau2; which one was used, and why, is said for
+each file (for one that does not tell, only when some simulation disagrees). An
+infrastructure_error (tau3) has no reward and is not graded.
 
 A simulation whose replay fails is listed with its error and the others go on. When the
 recorded action checks of some simulations belong to other tasks than their task ids say, a
@@ -79,8 +82,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--tasks",
         default=None,
         metavar="PATH",
-        help="a tasks.json for files without embedded tasks (embedded tasks win; default: the "
-        "benchmark version's tasks)",
+        help="a tasks.json for files without embedded tasks (a file's embedded tasks are used, "
+        "and --tasks that differ from them is refused; default: the benchmark version's tasks)",
     )
     parser.add_argument(
         "--task-id-map",
@@ -261,6 +264,9 @@ def run(args: argparse.Namespace) -> int:
     for line in versions:
         if line:
             print(line, file=sys.stderr)
+    if args.tasks is not None:  # which tasks were used: the file's own, or --tasks
+        for name, run in per_file:
+            print(f"{name}: graded against {run.tasks}", file=sys.stderr)
     failed = Counter(r.error for r in everything if r.error)
     for error, count in failed.most_common(3):
         print(f"{prog}: {count} simulation(s) could not be replayed: {error}", file=sys.stderr)

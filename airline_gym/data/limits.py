@@ -2,7 +2,9 @@
 a byte of it is read.
 
 Every file airline-gym reads whole goes through :func:`read_limited` (bytes) or
-:func:`read_limited_text` (UTF-8 text), with the limit of its kind:
+:func:`read_limited_text` (UTF-8 text), with the limit of its kind; a results file or journal
+that ``eval --resume`` reads a line at a time is held to the same limit
+(:func:`refuse_over_limit`, :func:`read_line_limited`):
 
 =====================================================  =========
 file                                                   limit
@@ -23,6 +25,7 @@ byte is read, so a file that grows, or a device with no size, is refused all the
 from __future__ import annotations
 
 import os
+from typing import IO
 
 from airline_gym.errors import ConfigError
 
@@ -36,6 +39,8 @@ __all__ = [
     "FileTooLargeError",
     "read_limited",
     "read_limited_text",
+    "read_line_limited",
+    "refuse_over_limit",
 ]
 
 MIB = 1 << 20
@@ -99,3 +104,26 @@ def read_limited_text(path: str | os.PathLike[str], limit: int, what: str) -> st
     universal newlines as ``open(path, encoding="utf-8").read()`` gives them."""
     text = read_limited(path, limit, what).decode("utf-8")
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def refuse_over_limit(fh: IO[bytes], limit: int, what: str, path: str | os.PathLike[str]) -> None:
+    """:class:`FileTooLargeError` when the open file ``fh`` is over ``limit`` bytes (as
+    :func:`read_limited` refuses it, unread), for a file then read a line at a time."""
+    limit = _limit(limit)
+    size = os.fstat(fh.fileno()).st_size
+    if size > limit:
+        _too_large(path, what, _size(size), limit)
+
+
+def read_line_limited(fh: IO[bytes], limit: int, path: str | os.PathLike[str]) -> bytes:
+    """The next line of a file read a line at a time (with its newline; ``b""`` at the end):
+    a line over ``limit`` bytes (``$AIRLINE_GYM_MAX_FILE_MB`` overrides it) is a
+    :class:`FileTooLargeError`, read no further than the limit."""
+    limit = _limit(limit)
+    line = fh.readline(limit + 1)
+    if len(line) > limit:
+        raise FileTooLargeError(
+            f"{os.fspath(path)} has a line over {_size(limit)}, its limit; refused (set "
+            f"{ENV_MAX_FILE_MB} to raise the limit)"
+        )
+    return line

@@ -19,7 +19,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -190,11 +190,17 @@ def _short(value: Any) -> str:
 # --- the file -------------------------------------------------------------------------------
 @dataclass
 class Results:
-    """One results file: ``info``, ``tasks`` (raw task records) and ``simulations`` (dicts)."""
+    """One results file: ``info``, ``tasks`` (raw task records) and ``simulations`` (dicts).
+
+    ``simulations`` is a list, or, for what ``evaluate(out=...)`` returns, a read-only sequence
+    that reads each simulation from the results file when it is used
+    (:class:`~airline_gym.harness.results.saved.SavedSimulations`): memory stays flat in the
+    size of the run.
+    """
 
     info: JSONObject = field(default_factory=dict)
     tasks: list[JSONObject] = field(default_factory=list)
-    simulations: list[JSONObject] = field(default_factory=list)
+    simulations: Sequence[JSONObject] = field(default_factory=list)
     timestamp: str = field(default_factory=now)
 
     @classmethod
@@ -229,8 +235,8 @@ class Results:
         return cls.from_data(read_json(path), str(path), need_messages)
 
     def to_dict(self) -> JSONObject:
-        """The file's JSON object."""
-        return {key: getattr(self, key) for key in ("timestamp", "info", "tasks", "simulations")}
+        """The file's JSON object (every simulation in a list)."""
+        return {**self.header(), "simulations": list(self.simulations)}
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write atomically (temp file, then rename): a crash never leaves a partial file."""
