@@ -27,6 +27,7 @@ import sys
 
 from airline_gym.cli.flags import add_task_ids_argument, task_ids
 from airline_gym.cli.options import add_benchmark_arguments
+from airline_gym.numbers import whole_number
 
 __all__ = ["add_arguments", "run"]
 
@@ -42,9 +43,10 @@ def _reward(text: str) -> float:
 
 
 def _count(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 256:
-        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 256: {text!r}")
-    return int(text)
+    count = whole_number(text)
+    if count is None or not 1 <= count <= 256:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 256: {text[:40]!r}")
+    return count
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

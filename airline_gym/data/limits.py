@@ -25,6 +25,7 @@ from __future__ import annotations
 import os
 
 from airline_gym.errors import ConfigError
+from airline_gym.numbers import whole_number
 
 __all__ = [
     "DB_MAX_BYTES",
@@ -56,11 +57,12 @@ def _limit(default: int) -> int:
     raw = os.environ.get(ENV_MAX_FILE_MB, "").strip()
     if not raw:
         return default
-    if not raw.isdigit() or not 0 < int(raw) <= 1 << 20:
+    mib = whole_number(raw)
+    if mib is None or not 0 < mib <= 1 << 20:
         raise ConfigError(
-            f"{ENV_MAX_FILE_MB}={raw!r}: expected a whole number of MiB from 1 to 1048576"
+            f"{ENV_MAX_FILE_MB}={raw[:40]!r}: expected a whole number of MiB from 1 to 1048576"
         )
-    return int(raw) * MIB
+    return mib * MIB
 
 
 def _size(n: int) -> str:
