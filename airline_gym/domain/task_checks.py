@@ -44,7 +44,11 @@ def _strings(value: Any) -> bool:
 
 
 def check_reward_basis(value: Any, where: str) -> None:
-    """``evaluation_criteria.reward_basis``: null or a list of known basis names."""
+    """``evaluation_criteria.reward_basis``: null or a non-empty list of known basis names.
+
+    An empty list is refused: the reference's evaluator multiplies no component and gives
+    1.0 to every episode that ends with ``user_stop`` or ``agent_stop``, a reward that pays
+    for nothing (as :func:`run_basis` refuses a run's empty basis)."""
     field = f"{where}: 'evaluation_criteria.reward_basis'"
     if value is None:
         return
@@ -59,6 +63,12 @@ def check_reward_basis(value: Any, where: str) -> None:
         raise ConfigError(
             f"{field} has unknown basis {shown} (known: {', '.join(KNOWN_REWARD_BASIS)})"
         )
+    if not value:  # the reference multiplies no component: 1.0 for any agent that ends
+        raise ConfigError(
+            f"{field} is empty: tau2 scores every episode that ends 1.0 whatever the agent "
+            'did; name the components (e.g. ["DB", "COMMUNICATE"]), or leave the key '
+            "out for that default"
+        )
 
 
 def check_task(raw: Any, where: str) -> None:
@@ -66,7 +76,7 @@ def check_task(raw: Any, where: str) -> None:
 
     Checked: ``id`` (string or integer) and ``evaluation_criteria`` (``actions``: objects with a
     string ``name`` and an object ``arguments``; ``communicate_info``, ``nl_assertions``: lists
-    of strings; ``reward_basis``: a list of known basis names; each may be null).
+    of strings; ``reward_basis``: a non-empty list of known basis names; each may be null).
     """
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: must be an object, not {json_type(raw)}")

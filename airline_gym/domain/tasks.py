@@ -189,11 +189,13 @@ def parse_tasks(
     raw_tasks: Any, source: str = "the tasks", playable: bool = False
 ) -> Mapping[str, Task]:
     """Tasks keyed by id, in file order; a one-line ``ConfigError`` naming the task and the field
-    for a record grading cannot read (``playable``: or that an episode cannot be played from)."""
+    for a record grading cannot read (``playable``: or that an episode cannot be played from),
+    and for two tasks with one id (``5`` and ``"5"`` included)."""
     if not isinstance(raw_tasks, list):
         raise ConfigError(f"{source}: expected a list of task objects")
     check = check_playable_task if playable else check_task
     out: dict[str, Task] = {}
+    first: dict[str, int] = {}  # id -> the number of the task that has it
     for i, record in enumerate(raw_tasks):
         if not isinstance(record, dict):
             raise ConfigError(f"{source}: task #{i + 1} is not an object")
@@ -201,6 +203,12 @@ def parse_tasks(
         if isinstance(task_id, bool) or not isinstance(task_id, (str, int)):
             raise ConfigError(f"{source}: task #{i + 1} has no 'id' (a string)")
         where = f"{source}: task #{i + 1}"
+        seen = first.setdefault(str(task_id), i + 1)
+        if seen != i + 1:  # one would replace the other: a task silently never played
+            raise ConfigError(
+                f"{where} has the id {str(task_id)!r:.80} of task #{seen} (ids are compared "
+                'as strings, so 5 and "5" are one id): give each task its own id'
+            )
         try:
             check(record, where)
             out[str(task_id)] = Task(id=str(task_id), raw=record)
