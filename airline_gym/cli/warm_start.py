@@ -28,6 +28,7 @@ import sys
 from airline_gym.cli.flags import add_task_ids_argument, task_ids
 from airline_gym.cli.options import add_benchmark_arguments
 from airline_gym.numbers import whole_number
+from airline_gym.progress import Progress
 
 __all__ = ["add_arguments", "run"]
 
@@ -71,25 +72,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym warm-start``."""
-    from airline_gym.harness.warm_start import warm_start
+    from airline_gym.harness.warm_start import WarmStartInterrupted, warm_start
 
     ids = task_ids(args.task_ids)
     try:
-        done = warm_start(
-            args.out,
-            tasks=args.tasks,
-            benchmark=args.benchmark,
-            split=args.split,
-            task_ids=ids,
-            agent=args.agent,
-            protocol=args.protocol,
-            min_reward=args.min_reward,
-            concurrency=args.concurrency,
+        with Progress("playing", total=1) as progress:
+
+            def played(count: int, total: int) -> None:
+                progress.total = total
+                step = max(1, total // 10)  # a plain stream gets about ten lines
+                line = f"played {count:,} of {total:,}" if count % step == 0 else None
+                progress.count(count, "", line)
+
+            done = warm_start(
+                args.out,
+                tasks=args.tasks,
+                benchmark=args.benchmark,
+                split=args.split,
+                task_ids=ids,
+                agent=args.agent,
+                protocol=args.protocol,
+                min_reward=args.min_reward,
+                concurrency=args.concurrency,
+                progress=played,
+            )
+    except WarmStartInterrupted as stop:
+        print(
+            f"interrupted after {stop.played} of {stop.total} episodes: nothing written "
+            f"({args.out} left as it was)",
+            file=sys.stderr,
         )
-    except OSError as exc:
-        print(f"airline-gym warm-start: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {done.written} of {done.played} conversations to {args.out}")
+        return 130
+    if done.written:
+        print(f"wrote {done.written} of {done.played} conversations to {args.out}")
+    else:
+        print(
+            f"wrote nothing: none of {done.played} conversations reached --min-reward "
+            f"{args.min_reward:g} ({args.out} left as it was)"
+        )
     if done.skipped:
         shown = ", ".join(done.skipped[:10]) + (" ..." if len(done.skipped) > 10 else "")
         print(

@@ -35,8 +35,10 @@ __all__ = [
     "TASK_ID_MAP_MAX_BYTES",
     "TEXT_MAX_BYTES",
     "FileTooLargeError",
+    "effective_limit",
     "read_limited",
     "read_limited_text",
+    "size_text",
 ]
 
 MIB = 1 << 20
@@ -52,7 +54,7 @@ class FileTooLargeError(ConfigError):
     """A file over the limit of its kind (refused before it is read)."""
 
 
-def _limit(default: int) -> int:
+def effective_limit(default: int) -> int:
     """``default``, or ``$AIRLINE_GYM_MAX_FILE_MB`` MiB when that is set."""
     raw = os.environ.get(ENV_MAX_FILE_MB, "").strip()
     if not raw:
@@ -65,7 +67,7 @@ def _limit(default: int) -> int:
     return mib * MIB
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
     for unit, scale in (("GiB", 1 << 30), ("MiB", MIB), ("KiB", 1 << 10)):
         if n >= scale:
             return f"{n // scale} {unit}" if n % scale == 0 else f"{n / scale:.1f} {unit}"
@@ -74,7 +76,7 @@ def _size(n: int) -> str:
 
 def _too_large(path: str | os.PathLike[str], what: str, size: str, limit: int) -> None:
     raise FileTooLargeError(
-        f"{what} {os.fspath(path)} is {size}, over its limit of {_size(limit)}; refused "
+        f"{what} {os.fspath(path)} is {size}, over its limit of {size_text(limit)}; refused "
         f"unread (set {ENV_MAX_FILE_MB} to raise the limit)"
     )
 
@@ -85,14 +87,14 @@ def read_limited(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
 
     ``OSError`` (no such file, a folder, no permission) propagates for the caller to word.
     """
-    limit = _limit(limit)
+    limit = effective_limit(limit)
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > limit:
-            _too_large(path, what, _size(size), limit)
+            _too_large(path, what, size_text(size), limit)
         data = fh.read(limit + 1)
     if len(data) > limit:  # grew since, or a device that reports no size
-        _too_large(path, what, f"over {_size(limit)}", limit)
+        _too_large(path, what, f"over {size_text(limit)}", limit)
     return data
 
 

@@ -218,7 +218,10 @@ def parse_tasks(
 
 
 def _read_json(path: str, what: str) -> Any:
-    data = read_limited(path, TASKS_MAX_BYTES, what)
+    try:
+        data = read_limited(path, TASKS_MAX_BYTES, what)
+    except OSError as exc:  # no permission, a folder, gone since it was found
+        raise ConfigError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
     try:
         return json.loads(data)
     except (ValueError, RecursionError) as exc:  # broken JSON, numbers past Python's limit
