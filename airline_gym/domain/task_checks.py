@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from airline_gym.domain.task_meta import check_meta
 from airline_gym.domain.validation import described, json_type
 from airline_gym.errors import ConfigError
 
@@ -112,9 +113,11 @@ _SCENARIO_TEXTS = ("domain", "reason_for_call", "task_instructions")
 
 
 def check_playable_task(raw: Any, where: str) -> None:
-    """:func:`check_task`, plus the ``user_scenario`` the customer plays (tau2's shape)."""
+    """:func:`check_task`, plus the ``user_scenario`` the customer plays (tau2's shape) and the
+    ``airline_gym`` key (:func:`~airline_gym.domain.task_meta.check_meta`)."""
     check_task(raw, where)
     where = f"{where} (id {raw['id']!r})"
+    check_meta(raw, where)
     scenario = raw.get("user_scenario")
     if not isinstance(scenario, dict):
         what = "missing field" if scenario is None else f"{json_type(scenario)} in field"
