@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from airline_gym.errors import AirlineGymError
+from airline_gym.printable import printable
 
 # subcommand name -> (module with ``add_arguments(parser)`` and ``run(args) -> int``, the first
 # line of its docstring). A command's module is imported only when that command runs or shows
@@ -214,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except AirlineGymError as exc:  # expected failures: one line; anything else is a bug
-        text = " ".join(str(exc).split()) or type(exc).__name__
+        text = printable(" ".join(str(exc).split())) or type(exc).__name__
         print(f"airline-gym {args.command}: error: {text}", file=sys.stderr)
         return exc.exit_code
 

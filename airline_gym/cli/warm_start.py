@@ -28,6 +28,7 @@ import sys
 from airline_gym.cli.flags import add_task_ids_argument, task_ids
 from airline_gym.cli.options import add_benchmark_arguments
 from airline_gym.numbers import whole_number
+from airline_gym.printable import printable
 from airline_gym.progress import Progress
 
 __all__ = ["add_arguments", "run"]
@@ -111,13 +112,14 @@ def run(args: argparse.Namespace) -> int:
             f"{args.min_reward:g} ({args.out} left as it was)"
         )
     if done.skipped:
-        shown = ", ".join(done.skipped[:10]) + (" ..." if len(done.skipped) > 10 else "")
+        shown = ", ".join(map(printable, done.skipped[:10]))
+        shown += " ..." if len(done.skipped) > 10 else ""
         print(
             f"not played ({len(done.skipped)}: no intent, no write, nothing to say, so the "
             f"dialogue would only ignore the request): {shown}"
         )
     if done.dropped:
-        low = ", ".join(f"{t} ({r:g})" for t, r in list(done.dropped.items())[:10])
+        low = ", ".join(f"{printable(t)} ({r:g})" for t, r in list(done.dropped.items())[:10])
         more = f" and {len(done.dropped) - 10} more" if len(done.dropped) > 10 else ""
         print(f"left out (reward below {args.min_reward:g}): {low}{more}")
     return 0 if done.written else 1

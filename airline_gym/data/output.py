@@ -20,7 +20,8 @@ Every command that writes a file (``generate``, ``warm-start``, ``eval``'s resul
   once. The lock file lives in the user's cache folder (``locks/``), never beside the target.
 
 Problems found before the work starts are :class:`~airline_gym.errors.ConfigError` (exit 2);
-a write that fails later (disk full) is :class:`~airline_gym.errors.SaveError` (exit 1).
+a write that fails later (disk full) is :class:`~airline_gym.errors.SaveError` (exit 1). Both
+carry the short reason in ``strerror``, as an ``OSError`` does.
 """
 
 from __future__ import annotations
@@ -74,6 +75,14 @@ def data_inputs(data_dir: StrPath | None = None) -> list[Path]:
     return paths
 
 
+def _refused(message: str, reason: str) -> ConfigError:
+    """A refusal before any work; ``strerror`` holds the short reason, as an ``OSError``'s
+    does, for callers that word their own line."""
+    error = ConfigError(message)
+    error.strerror = reason  # type: ignore[attr-defined]
+    return error
+
+
 def _reason(exc: OSError) -> str:
     return exc.strerror or type(exc).__name__
 
@@ -107,25 +116,27 @@ def check_output(path: StrPath, what: str = "--out", inputs: Iterable[StrPath] =
     given = os.fspath(path)
     shown = f"{what} {given[:200]}"
     if not given:
-        raise ConfigError(f"{what}: give a file name")
+        raise _refused(f"{what}: give a file name", "no file name")
     target = os.path.realpath(given) if os.path.islink(given) else given
     try:
         mode: int | None = os.stat(target).st_mode
     except FileNotFoundError:
         mode = None
     except OSError as exc:  # a name too long, a path through a file, no permission
-        raise ConfigError(f"cannot write {shown}: {_reason(exc)}") from None
+        raise _refused(f"cannot write {shown}: {_reason(exc)}", _reason(exc)) from None
     kind = None if mode is None else _kind(mode)
     if kind is not None:
-        raise ConfigError(f"{shown} is {kind}: give a regular file's path (new or existing)")
+        message = f"{shown} is {kind}: give a regular file's path (new or existing)"
+        raise _refused(message, f"it is {kind}")
     folder = os.path.dirname(target) or "."
     if not os.path.isdir(folder):
-        raise ConfigError(f"{shown}: no such folder {folder[:200]}")
+        raise _refused(f"{shown}: no such folder {folder[:200]}", "no such folder")
     for source in inputs:
         if _same(target, os.fspath(source)):
-            raise ConfigError(
+            raise _refused(
                 f"{shown} is one of this command's inputs ({os.fspath(source)[:200]}): "
-                "refusing to write over it; choose another file"
+                "refusing to write over it; choose another file",
+                "it is one of the inputs",
             )
     return Path(target)
 
@@ -174,12 +185,14 @@ class OutputFile:
         try:
             self._held.enter_context(exclusive(lock, timeout=0))
         except LockBusy:
-            raise ConfigError(
+            raise _refused(
                 f"{self.what} {self.path} is being written by another airline-gym command; "
-                "wait for it to finish, or choose another file"
+                "wait for it to finish, or choose another file",
+                "another command is writing it",
             ) from None
         except OSError as exc:
-            raise ConfigError(f"cannot create the lock {lock}: {_reason(exc)}") from None
+            message = f"cannot create the lock {lock}: {_reason(exc)}"
+            raise _refused(message, _reason(exc)) from None
 
     def _open_temp(self) -> None:
         name = self.target.name
@@ -190,7 +203,8 @@ class OutputFile:
                 prefix=f".{name}.", suffix=".tmp", dir=self.target.parent
             )
         except OSError as exc:  # read-only, /proc, no permission, a name too long
-            raise ConfigError(f"cannot write {self.what} {self.path}: {_reason(exc)}") from None
+            message = f"cannot write {self.what} {self.path}: {_reason(exc)}"
+            raise _refused(message, _reason(exc)) from None
         try:
             os.chmod(self._tmp, 0o666 & ~_umask())  # a normal file's mode, as open() gives
             self._file = os.fdopen(fd, "w", encoding="utf-8")

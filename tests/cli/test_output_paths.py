@@ -243,3 +243,23 @@ def test_ctrl_c_in_warm_start_stops_within_a_second_or_two(tmp_path: Path, tasks
     assert took < 3.0, took
     assert out.read_text(encoding="utf-8") == "earlier rows\n"
     assert _listing(tmp_path) == ["many.json", "sft.jsonl"]
+
+
+def test_eval_refuses_such_an_out_in_one_line_too(tmp_path: Path) -> None:
+    """eval's results go through the same checks (its journal's name included); a missing
+    folder is still made for it."""
+    run = ["eval", "--agent", "noop", "--task-ids", "0"]
+    (tmp_path / "null").symlink_to("/dev/null")
+    refused = {
+        str(tmp_path / ("r" * 251)): "cannot write --out's journal",
+        str(tmp_path / ("r" * 300)): "File name too long",
+        str(tmp_path / "null"): "is a device",
+    }
+    for out, says in refused.items():
+        for resume in ([], ["--resume"]):
+            line = one_line_error(run_cli(*run, "--out", out, *resume))
+            assert says in line, line
+    assert _listing(tmp_path) == ["null"]
+    done = run_cli(*run, "--out", str(tmp_path / "new" / "r.json"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "new" / "r.json").is_file()
