@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from airline_gym.domain.initial_state import check_initial_state
 from airline_gym.domain.task_meta import check_meta
 from airline_gym.domain.validation import described, json_type
 from airline_gym.errors import ConfigError
@@ -87,6 +88,7 @@ def check_task(raw: Any, where: str) -> None:
         kind = json_type(raw["id"])
         raise ConfigError(f"{where}: 'id' must be a string or an integer, not {kind}")
     where = f"{where} (id {raw['id']!r})"
+    check_initial_state(raw, where)
     criteria = raw.get("evaluation_criteria")
     if criteria is None:
         return

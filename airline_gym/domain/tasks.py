@@ -124,6 +124,13 @@ class Task:
         return DEFAULT_REWARD_BASIS if basis is None else tuple(basis)
 
     @property
+    def initial_state(self) -> dict[str, Any] | None:
+        """The ``initial_state`` the task starts from (a copy), or None (every airline task of
+        the benchmarks): see :mod:`airline_gym.domain.initial_db`."""
+        state = self._raw.get("initial_state")
+        return clone(state) if isinstance(state, dict) else None
+
+    @property
     def has_criteria(self) -> bool:
         """Whether the task has evaluation criteria at all."""
         return self._raw.get("evaluation_criteria") is not None
@@ -303,5 +310,33 @@ def load_task_set(
         )
     beside = path.with_name("split_tasks.json")
     if beside.is_file():
-        return _load(str(path.resolve()), str(beside.resolve()), str(path), True)
-    return _load(str(path.resolve()), str(data_files(data_dir).split_tasks), str(path), False)
+        loaded = _load(str(path.resolve()), str(beside.resolve()), str(path), True)
+    else:
+        loaded = _load(str(path.resolve()), str(data_files(data_dir).split_tasks), str(path), False)
+    _check_starts(loaded, str(data_files(data_dir).db))
+    return loaded
+
+
+#: Task sets whose initial states were run once on a database: (id, db path) -> the set.
+_STARTS_CHECKED: dict[tuple[int, str], TaskSet] = {}
+
+
+def _check_starts(task_set: TaskSet, db_path: str) -> None:
+    """Run each task's ``initial_state`` on the database once, when the set first loads: one
+    that cannot start (an action that fails, a recorded result the DB does not give) is
+    refused then, by every entry point, not when an episode reaches it."""
+    key = (id(task_set), db_path)
+    if key in _STARTS_CHECKED:
+        return
+    starting = [t for t in task_set.tasks.values() if t._raw.get("initial_state") is not None]
+    if starting:
+        from airline_gym.domain.database import load_pristine
+        from airline_gym.domain.initial_db import start_view
+
+        base = load_pristine(db_path)
+        for task in starting:
+            try:
+                start_view(task, base)
+            except ConfigError as exc:
+                raise ConfigError(f"tasks file {task_set.name}: {exc}") from None
+    _STARTS_CHECKED[key] = task_set

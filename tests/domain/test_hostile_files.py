@@ -44,6 +44,13 @@ BROKEN_TASKS: dict[str, tuple[Mutation, str]] = {
     "reward_basis 5": (_criteria("reward_basis", 5), "'evaluation_criteria.reward_basis' must"),
     "reward_basis DB": (_criteria("reward_basis", "DB"), "not string 'DB'"),
     "reward_basis [1]": (_criteria("reward_basis", [1]), "unknown basis 1"),
+    "initial_state action env_type bot": (
+        lambda t: t.__setitem__(
+            "initial_state",
+            {"initialization_actions": [{"env_type": "bot", "func_name": "x", "arguments": {}}]},
+        ),
+        "'initial_state.initialization_actions[0].env_type' must be user or assistant",
+    ),
     "reward_basis []": (
         _criteria("reward_basis", []),
         "'evaluation_criteria.reward_basis' is empty",
