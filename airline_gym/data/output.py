@@ -1,7 +1,8 @@
 """Writing an output file whole or not at all: the counterpart of :mod:`~airline_gym.data.limits`.
 
-Every command that writes a file (``generate``, ``warm-start``, ``eval``'s results, ``report``,
-``export``) writes through :class:`OutputFile`::
+Every command that writes a file (``generate``, ``warm-start``, ``eval``'s results and report
+page, ``report``, ``export``; not ``--plot``'s image, which matplotlib writes) writes through
+:class:`OutputFile`::
 
     with OutputFile(path, what="--out", inputs=[tasks_path]) as out:
         out.write(text)  # ... as the work goes

@@ -16,12 +16,14 @@ import json
 import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airline_gym.domain.database import TABLES, AirlineDB, PristineDB, clone
-from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
 from airline_gym.errors import ConfigError
+
+if TYPE_CHECKING:  # tasks.py runs a loading set's states with this module
+    from airline_gym.domain.tasks import Task
 
 __all__ = ["prepared_base", "replay_initial", "start_view"]
 
