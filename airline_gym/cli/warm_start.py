@@ -12,8 +12,9 @@ SFTTrainer takes it as a conversational dataset with tools.
 refuses and answers in words, as the policy wants an agent to; --agent gold only replays the
 calls. A task with no intent, no write and nothing to say is not played (its dialogue would
 ignore the request). --protocol leaderboard (default) offers the reference's 14 tools (what an
-LLM agent is evaluated with); gym adds 'done'. Exit code 0, 1 when no episode reached
---min-reward, 2 on bad arguments.
+LLM agent is evaluated with); gym adds 'done'. Progress goes to stderr; the file replaces --out
+only once it is whole. Exit code 0, 1 when no episode reached --min-reward (--out is left as it
+was), 2 on bad arguments, 130 on Ctrl-C (it stops within about a second, nothing written).
 
   airline-gym warm-start --tasks train.json --out sft.jsonl
   airline-gym warm-start --split train --out sft-benchmark-train.jsonl
