@@ -61,6 +61,7 @@ from airline_gym.harness.regrade import (
     regrade_run,
     summary,
 )
+from airline_gym.printable import printable
 
 __all__ = ["add_arguments", "run"]
 
@@ -125,13 +126,13 @@ def _ours(r: RegradeResult) -> str:
 def _rows(results: list[RegradeResult]) -> list[tuple[str, ...]]:
     return [
         (
-            r.simulation_id,
-            r.task_id,
+            printable(r.simulation_id),
+            printable(r.task_id),
             "judge error" if r.recorded_judge_error else _fmt_reward(r.recorded_reward),
             _ours(r),
             _AGREE[r.status()],
             "yes" if r.db_match else "no",
-            r.termination_reason,
+            printable(r.termination_reason),
             str(len(r.output_mismatches)),
         )
         for r in results
@@ -148,9 +149,10 @@ def _print_table(title: str, results: list[RegradeResult]) -> None:
         from rich import box
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
     except ImportError:
         widths = [max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(_HEADERS)]
-        print(title)
+        print(printable(title))
         for row in (_HEADERS, *rows):
             print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         print()
@@ -158,7 +160,7 @@ def _print_table(title: str, results: list[RegradeResult]) -> None:
     console = Console()
     if not console.is_terminal:  # piped: do not squeeze the table into 80 columns
         console = Console(width=200)
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+    table = Table(title=Text(printable(title)), title_justify="left", box=box.SIMPLE_HEAD)
     for header in _HEADERS:
         table.add_column(
             header,
@@ -167,7 +169,8 @@ def _print_table(title: str, results: list[RegradeResult]) -> None:
             min_width=len(header),
         )
     for row in rows:
-        table.add_row(*row, style=None if row[4] in ("yes", "-") else "bold red")
+        cells = [Text(cell) for cell in row]  # plain text: no rich markup read in a task id
+        table.add_row(*cells, style=None if row[4] in ("yes", "-") else "bold red")
     console.print(table)
 
 

@@ -29,13 +29,13 @@ nothing already saved. A run that fails before it saved anything removes the jou
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from airline_gym.data.output import lock_path
 from airline_gym.errors import ConfigError, SaveError
 from airline_gym.file_lock import LockBusy, exclusive
 from airline_gym.harness.results import JSONObject, Results, encode, write_atomic
@@ -58,7 +58,7 @@ class RunFile:
         given = Path(path)
         self.path = Path(os.path.realpath(given)) if given.is_symlink() else given
         self.journal = self.path.with_name(self.path.name + ".journal")
-        self._lock_file = _lock_path(self.path)
+        self._lock_file = lock_path(self.path)
         self._lock = contextlib.ExitStack()
         self._file: IO[bytes] | None = None
         self._valid_size: int | None = None
@@ -270,14 +270,6 @@ class RunFile:
         if self._saved_lines or not self._made_journal:
             return f"the simulations saved so far are in {self.journal}: resume to play the rest"
         return "no simulation had been saved"
-
-
-def _lock_path(path: Path) -> Path:
-    """The lock file of results file ``path``: in the user's cache, named after its real path."""
-    from airline_gym.data import cache_dir
-
-    digest = hashlib.sha256(os.path.realpath(path).encode("utf-8", "surrogatepass")).hexdigest()
-    return cache_dir().parent / "locks" / f"{path.name[:40]}-{digest[:16]}.lock"
 
 
 @contextlib.contextmanager

@@ -7,18 +7,17 @@ that names the file and the field.
 
 Text is written as UTF-8; a lone surrogate (possible in model output) is written as its JSON
 escape (``\\ud83d``), which reads back as the same character, so saving never fails on it.
-Every write goes to a temp file in the same folder that is then renamed over the target, so a
-crash never leaves a partial file and never loses the previous content.
+Every write goes through :class:`~airline_gym.data.output.OutputFile`: a temp file in the same
+folder that is then renamed over the target, so a crash never leaves a partial file and never
+loses the previous content, and a device or fifo is never written.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from airline_gym.data.limits import RESULTS_MAX_BYTES, read_limited
+from airline_gym.data.output import OutputFile
 from airline_gym.domain.task_checks import check_task
 from airline_gym.domain.validation import json_type
 from airline_gym.errors import ConfigError, MissingFileError
@@ -273,26 +273,11 @@ def write_atomic(
 
 
 def write_lines_atomic(path: str | os.PathLike[str], chunks: Iterable[str]) -> None:
-    """Write text to a temp file beside ``path``, then rename it over ``path``.
+    """Write text to a temp file beside ``path``, then rename it over ``path``
+    (:class:`~airline_gym.data.output.OutputFile`, without its lock: a caller that needs one,
+    such as ``eval``'s run file, holds it).
 
     If anything fails (even midway through ``chunks``), ``path`` keeps its previous content.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; give it a normal file's mode
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for chunk in chunks:
-                f.write(chunk)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-@functools.cache
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+    with OutputFile(path, what="file", lock=False, make_folder=True) as out:
+        out.write_all(chunks)

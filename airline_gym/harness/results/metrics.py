@@ -21,6 +21,7 @@ from airline_gym.harness.results.intervals import (
     task_pass_hat_k,
 )
 from airline_gym.harness.results.io import JSONObject, Results
+from airline_gym.numbers import whole_number
 
 __all__ = [
     "counted",
@@ -41,7 +42,8 @@ __all__ = [
 
 def task_sort_key(task_id: str) -> tuple[int, int, str]:
     """Numeric ids in numeric order, then the others alphabetically."""
-    return (0, int(task_id), "") if task_id.isdigit() else (1, 0, task_id)
+    number = whole_number(task_id, 4000)
+    return (0, number, "") if number is not None else (1, 0, task_id)
 
 
 def _simulations(
