@@ -26,6 +26,7 @@ from pathlib import Path
 
 from airline_gym.data.cache import _file_lock, _remove_tree, _sha256_file, cache_dir
 from airline_gym.errors import ConfigError, DataError
+from airline_gym.numbers import whole_number
 
 __all__ = [
     "ENV_TAU3_DIR",
@@ -310,9 +311,13 @@ def _fetch_bounded(
 
     try:
         with urllib.request.urlopen(url, timeout=_DOWNLOAD_TIMEOUT_S) as response:
-            announced = response.headers.get("Content-Length", "")
-            if announced.strip().isdigit() and int(announced) > size:
-                raise _TooLarge(f"the server announces {int(announced)} bytes, expected {size}")
+            announced = response.headers.get("Content-Length", "").strip()
+            length = whole_number(announced)
+            if length is not None and length > size:
+                raise _TooLarge(f"the server announces {length} bytes, expected {size}")
+            if length is None and announced.isascii() and announced.isdigit():  # >18 digits
+                digits = len(announced)
+                raise _TooLarge(f"the server announces a {digits}-digit size, expected {size}")
             got = 0
             with open(dest, "wb") as fh:
                 while not stop.is_set():
