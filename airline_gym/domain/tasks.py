@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -253,8 +254,28 @@ def _generated_splits(tasks: Mapping[str, Task]) -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in splits.items()}
 
 
-@cache
-def _load(tasks_path: str, splits_path: str, name: str, own_splits: bool) -> TaskSet:
+def _stamp(*paths: str) -> tuple[tuple[int, int], ...]:
+    """Each file's (modification time, size): a file rewritten under the same name loads anew."""
+    stamps = []
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:  # gone or unreadable: reading it says why
+            stamps.append((-1, -1))
+        else:
+            stamps.append((info.st_mtime_ns, info.st_size))
+    return tuple(stamps)
+
+
+@lru_cache(maxsize=16)
+def _load(
+    tasks_path: str,
+    splits_path: str,
+    name: str,
+    own_splits: bool,
+    stamp: tuple[tuple[int, int], ...] = (),
+) -> TaskSet:
+    """The task set of ``tasks_path``, cached by path and ``stamp`` (see :func:`_stamp`)."""
     tasks = parse_tasks(_read_json(tasks_path, "tasks file"), f"tasks file {tasks_path}", True)
     splits = _read_splits(splits_path, tasks) if splits_path else {}
     generated = _generated_splits(tasks)
@@ -309,16 +330,21 @@ def load_task_set(
             f"tasks file not found: {path} (use 'tau2', 'tau3' or a path to tasks.json)"
         )
     beside = path.with_name("split_tasks.json")
-    if beside.is_file():
-        loaded = _load(str(path.resolve()), str(beside.resolve()), str(path), True)
-    else:
-        loaded = _load(str(path.resolve()), str(data_files(data_dir).split_tasks), str(path), False)
+    own = beside.is_file()
+    tasks_path = str(path.resolve())
+    splits_path = str(beside.resolve()) if own else str(data_files(data_dir).split_tasks)
+    stamp = _stamp(tasks_path, splits_path)
+    loaded = _load(tasks_path, splits_path, str(path), own, stamp)
     _check_starts(loaded, str(data_files(data_dir).db))
     return loaded
 
 
 #: Task sets whose initial states were run once on a database: (id, db path) -> the set.
-_STARTS_CHECKED: dict[tuple[int, str], TaskSet] = {}
+#: Weak: a set dropped from the load cache (a rewritten file) is forgotten here too, and its id
+#: cannot be mistaken for a later set's.
+_STARTS_CHECKED: weakref.WeakValueDictionary[tuple[int, str], TaskSet] = (
+    weakref.WeakValueDictionary()
+)
 
 
 def _check_starts(task_set: TaskSet, db_path: str) -> None:
