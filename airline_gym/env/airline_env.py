@@ -270,7 +270,13 @@ class AirlineEnv(gym.Env[list[Message], Any]):
     def render(self) -> str | None:
         """ "ansi": the transcript so far, as text. "human": prints what is new since the last
         render (called by ``reset`` and ``step``), coloured only on a terminal without
-        ``NO_COLOR``."""
+        ``NO_COLOR``. None (no ``render_mode``): Gymnasium's contract, a warning and None."""
+        if self.render_mode is None:
+            gym.logger.warn(
+                "render() was called without a render_mode: build the env with "
+                'render_mode="ansi" (the transcript as text) or "human" (printed)'
+            )
+            return None
         if self.render_mode == "human":
             if self.episode is not None:
                 self._rendered = print_new(self.episode, self._rendered)
