@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from optional_libs import import_optional
 
 from airline_gym.agents import LiteLLMAgent
 from airline_gym.cli.eval import _ProgressDisplay
