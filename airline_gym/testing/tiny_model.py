@@ -4,7 +4,10 @@
 prompt of several thousand characters takes few tokens), with Qwen3's special tokens and TRL's
 own copy of the Qwen3 chat template (which renders tools, and which TRL knows how to parse and to
 mask for assistant-only loss). :func:`tiny_qwen3` is a randomly initialised ``Qwen3ForCausalLM``
-of a few hundred thousand parameters. Together they stand in for a real checkpoint in
+of a few hundred thousand parameters whose generation config samples, writes a few tokens at
+least and never the tool-call or thinking markers (an untrained model would write them
+malformed). Together they
+stand in for a real checkpoint in
 ``examples/train_pipeline.py``'s smoke run: every stage (SFT, GRPO, a server, eval) runs for real,
 on a model that has learnt nothing. :func:`save` writes both as a checkpoint folder that
 ``from_pretrained`` (and ``transformers serve``) loads. Needs the ``trl`` extra.
@@ -102,6 +105,15 @@ def tiny_qwen3(tokenizer: Any, seed: int = 0, hidden_size: int = 32, layers: int
     model = Qwen3ForCausalLM(config)
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id
+    # sampled unless a request says temperature 0: greedy, an untrained model repeats one token;
+    # a few tokens at least: it has learnt that the agent's turns end, not what they say
+    model.generation_config.do_sample = True
+    model.generation_config.min_new_tokens = 4
+    # never the tool-call or thinking markers: an untrained model writes them malformed, and
+    # `transformers serve` answers a reply with a malformed tool call with HTTP 500
+    model.generation_config.bad_words_ids = [
+        [tokenizer.convert_tokens_to_ids(token)] for token in ADDED_TOKENS
+    ]
     return model
 
 
