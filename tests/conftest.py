@@ -245,6 +245,20 @@ def _tau3_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 @pytest.fixture
+def no_tau3_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """No tau3 folder and an empty cache for tau3 (the tau2 data where it is); any download of
+    them is refused (nothing listens at the URL). Returns the test's folder."""
+    from airline_gym import data
+    from airline_gym.data import tau3
+
+    monkeypatch.setenv(data.ENV_DATA_DIR, str(data.data_files().db.parent))
+    monkeypatch.delenv(tau3.ENV_TAU3_DIR, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv(tau3.ENV_TAU3_URL, "http://127.0.0.1:9/nothing-listens-here")
+    return tmp_path
+
+
+@pytest.fixture
 def tau3() -> None:
     """The tau3 benchmark's files are at hand (skips without ``../shared``, fails under CI)."""
     need_shared_tau3()

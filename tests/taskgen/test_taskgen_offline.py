@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from airline_gym import data
 from airline_gym.data import tau3
 from airline_gym.domain.database import load_pristine
 from airline_gym.errors import DataError
@@ -22,13 +21,9 @@ SHIPPED = json.loads(leaks.TAU3_NAMED_IDS.read_text(encoding="utf-8"))
 
 
 @pytest.fixture
-def no_tau3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+def no_tau3(no_tau3_files: Path) -> Path:
     """No tau3 folder, an empty cache, and any download refused (a closed port)."""
-    monkeypatch.setenv(data.ENV_DATA_DIR, str(data.data_files().db.parent))
-    monkeypatch.delenv(tau3.ENV_TAU3_DIR, raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv(tau3.ENV_TAU3_URL, "http://127.0.0.1:9/closed")
-    return tmp_path
+    return no_tau3_files
 
 
 def test_the_shipped_ids_are_the_ones_the_pinned_tau3_file_names(tau3_for_module: None) -> None:
