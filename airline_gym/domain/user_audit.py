@@ -13,8 +13,8 @@ flag per offending customer turn and kind: ``{"kind", "message_index", "evidence
   the agent said before;
 - ``role_break``: tool-call syntax, the agent's greeting, or the customer speaking as the agent
   (or as an assistant: "I'm here to help ...", "What's on your mind?");
-- ``empty_or_repeated``: an empty turn, a turn of 6 words or more said before word for word, or
-  the same short text as the two customer turns before it;
+- ``empty_or_repeated``: an empty turn, a turn of 6 words or more that repeats the customer's
+  previous turn word for word, or the same short text as the two customer turns before it;
 - ``unwarranted_transfer``: ``###TRANSFER###`` or ``###OUT-OF-SCOPE###`` although the agent did
   not transfer and the instructions give no reason to.
 
@@ -277,23 +277,24 @@ def role_break(scenario: Scenario, messages: Messages) -> list[Flag]:
 
 def empty_or_repeated(scenario: Scenario, messages: Messages) -> list[Flag]:
     """An empty customer turn; a turn of :data:`REPEAT_WORDS` words or more that says again,
-    word for word, what an earlier turn said (a simulator that has lost the thread: pushing back
-    rephrases); or the third customer turn in a row with the same short text ("No." thrice)."""
+    word for word, what the customer's previous turn said, whatever the agent said between (a
+    simulator that has lost the thread; the same push-back on another refusal is not flagged);
+    or the third customer turn in a row with the same short text ("No." thrice)."""
     flags = []
     previous: list[str] = []
-    said_before: set[str] = set()
+    last_said = ""
     for index in _customer_turns(messages):
         message = messages[index]
         text = " ".join(_text(message).split())
         said = _without_endings(text).lower()
         if not text and not message.get("tool_calls"):
             flags.append(_flag("empty_or_repeated", index, "(empty)"))
-        elif len(said.split()) >= REPEAT_WORDS and said in said_before:
-            flags.append(_flag("empty_or_repeated", index, f"(said before) {text}"))
+        elif len(said.split()) >= REPEAT_WORDS and said == last_said:
+            flags.append(_flag("empty_or_repeated", index, f"(said again) {text}"))
         elif len(previous) >= 2 and previous[-1] == previous[-2] == text.lower():
             flags.append(_flag("empty_or_repeated", index, f"(third time) {text}"))
         previous.append(text.lower())
-        said_before.add(said)
+        last_said = said
     return flags
 
 

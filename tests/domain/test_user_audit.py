@@ -226,7 +226,11 @@ def test_a_customer_that_says_a_long_turn_again_or_talks_as_an_assistant_is_flag
     messages += [user(SMOLLM2), agent("I need your user id to help.")]
     repeated = empty_or_repeated(EMMA, messages)
     assert indexes(repeated) == [3]
-    assert repeated[0]["evidence"].startswith("(said before) I'm here to help")
+    assert repeated[0]["evidence"].startswith("(said again) I'm here to help")
+    # the same push-back on another refusal, a turn apart, is no repeat
+    push = "I really need this. Could you make an exception just this once?"
+    apart = [agent(GREETING), user(push), agent("No."), user("Another request."), agent("No.")]
+    assert empty_or_repeated(EMMA, [*apart, user(push)]) == []
     assert indexes(role_break(EMMA, messages)) == [1, 3]
     assert {f["kind"] for f in audit_conversation(EMMA, messages)} == {
         "role_break",
