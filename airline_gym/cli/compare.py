@@ -34,6 +34,7 @@ from airline_gym.harness.results.comparability import RunsDiffer, check_comparab
 from airline_gym.harness.results.compare import Comparison
 from airline_gym.harness.results.io import check_unique
 from airline_gym.harness.results.metrics import judge_error_of, task_successes
+from airline_gym.printable import printable
 
 
 def print_refusal(prog: str, refused: RunsDiffer) -> int:
@@ -108,14 +109,14 @@ def run(args: argparse.Namespace) -> int:
                 f"   {failed[label.lower()]} simulation(s) of {label} have no verdict (the NL "
                 "judge failed): counted as failures, not graded"
             )
-    print(f"improved ({len(result.improved)}): {', '.join(result.improved) or '-'}")
-    print(f"regressed ({len(result.regressed)}): {', '.join(result.regressed) or '-'}")
+    print(f"improved ({len(result.improved)}): {printable(', '.join(result.improved)) or '-'}")
+    print(f"regressed ({len(result.regressed)}): {printable(', '.join(result.regressed)) or '-'}")
     print()
     print(_paired_text(result))
     by_label = compare_breakdowns(groups["a"], groups["b"])
     if by_label:
         print()
-        print("\n".join(by_label))
+        print(printable("\n".join(by_label), lines=True))
     return 0
 
 

@@ -16,6 +16,7 @@ from tqdm import tqdm
 
 from airline_gym.harness.results import JSONObject, Results, is_success, sim_reward
 from airline_gym.harness.results.metrics import judge_error_of
+from airline_gym.printable import printable
 
 __all__ = ["EVERY_SIMULATION", "LINE_EVERY_S", "ProgressDisplay"]
 
@@ -69,10 +70,9 @@ class ProgressDisplay:
                 if judge_error_of(sim)
                 else f"reward {sim_reward(sim):g}"
             )
-            head = f"[{done}/{total}] task {sim['task_id']} trial {sim['trial']}: {reward} "
-            self._print(
-                f"{head}({sim['termination_reason']}); {self._status()}; {self._pace(done, now)}"
-            )
+            head = f"[{done}/{total}] task {printable(sim['task_id'])} trial {sim['trial']}: "
+            ending = printable(sim["termination_reason"])
+            self._print(f"{head}{reward} ({ending}); {self._status()}; {self._pace(done, now)}")
         elif done >= total or now - self._printed >= LINE_EVERY_S:
             self._print(f"[{done}/{total}] {self._status()}; {self._pace(done, now)}")
         else:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from airline_gym.domain.initial_state import check_initial_state
+from airline_gym.domain.task_meta import check_meta
 from airline_gym.domain.validation import described, json_type
 from airline_gym.errors import ConfigError
 
@@ -44,7 +46,11 @@ def _strings(value: Any) -> bool:
 
 
 def check_reward_basis(value: Any, where: str) -> None:
-    """``evaluation_criteria.reward_basis``: null or a list of known basis names."""
+    """``evaluation_criteria.reward_basis``: null or a non-empty list of known basis names.
+
+    An empty list is refused: the reference's evaluator multiplies no component and gives
+    1.0 to every episode that ends with ``user_stop`` or ``agent_stop``, a reward that pays
+    for nothing (as :func:`run_basis` refuses a run's empty basis)."""
     field = f"{where}: 'evaluation_criteria.reward_basis'"
     if value is None:
         return
@@ -59,6 +65,12 @@ def check_reward_basis(value: Any, where: str) -> None:
         raise ConfigError(
             f"{field} has unknown basis {shown} (known: {', '.join(KNOWN_REWARD_BASIS)})"
         )
+    if not value:  # the reference multiplies no component: 1.0 for any agent that ends
+        raise ConfigError(
+            f"{field} is empty: tau2 scores every episode that ends 1.0 whatever the agent "
+            'did; name the components (e.g. ["DB", "COMMUNICATE"]), or leave the key '
+            "out for that default"
+        )
 
 
 def check_task(raw: Any, where: str) -> None:
@@ -66,7 +78,7 @@ def check_task(raw: Any, where: str) -> None:
 
     Checked: ``id`` (string or integer) and ``evaluation_criteria`` (``actions``: objects with a
     string ``name`` and an object ``arguments``; ``communicate_info``, ``nl_assertions``: lists
-    of strings; ``reward_basis``: a list of known basis names; each may be null).
+    of strings; ``reward_basis``: a non-empty list of known basis names; each may be null).
     """
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: must be an object, not {json_type(raw)}")
@@ -76,6 +88,7 @@ def check_task(raw: Any, where: str) -> None:
         kind = json_type(raw["id"])
         raise ConfigError(f"{where}: 'id' must be a string or an integer, not {kind}")
     where = f"{where} (id {raw['id']!r})"
+    check_initial_state(raw, where)
     criteria = raw.get("evaluation_criteria")
     if criteria is None:
         return
@@ -102,9 +115,11 @@ _SCENARIO_TEXTS = ("domain", "reason_for_call", "task_instructions")
 
 
 def check_playable_task(raw: Any, where: str) -> None:
-    """:func:`check_task`, plus the ``user_scenario`` the customer plays (tau2's shape)."""
+    """:func:`check_task`, plus the ``user_scenario`` the customer plays (tau2's shape) and the
+    ``airline_gym`` key (:func:`~airline_gym.domain.task_meta.check_meta`)."""
     check_task(raw, where)
     where = f"{where} (id {raw['id']!r})"
+    check_meta(raw, where)
     scenario = raw.get("user_scenario")
     if not isinstance(scenario, dict):
         what = "missing field" if scenario is None else f"{json_type(scenario)} in field"

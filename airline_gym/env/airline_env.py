@@ -11,6 +11,7 @@ import gymnasium as gym
 from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, benchmark_tasks, check_benchmark
 from airline_gym.domain.database import load_pristine
 from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
+from airline_gym.domain.initial_db import start_view
 from airline_gym.domain.tasks import Task, TaskSet, load_task_set, task_key
 from airline_gym.env.copy_on_read import CopyOnRead, Shared
 from airline_gym.env.episode import Episode, Message
@@ -309,7 +310,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         self.user.reset(task, user_seed)
         self.episode = Episode(
             task,
-            self.base.fork(),
+            start_view(task, self.base),  # the pristine DB, or where the task's state starts
             self.user,
             self.max_steps,
             self.max_errors,

@@ -18,12 +18,13 @@ benchmark tasks whose request has been written as one). Unlike the keyword custo
 
 from __future__ import annotations
 
+import copy
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from airline_gym.data import data_files
-from airline_gym.domain.database import load_pristine
 from airline_gym.domain.intents import Intent, Request
 from airline_gym.domain.prompts import STOP, TRANSFER
 from airline_gym.domain.tasks import GoldAction, Task
@@ -50,6 +51,7 @@ from airline_gym.users.scripted_rules import (
     TRANSFER_RE,
     asking_parts,
 )
+from airline_gym.users.trips import trips
 
 __all__ = ["IntentPlayer", "customer_for"]
 
@@ -80,7 +82,28 @@ def customer_for(
     A generated task's customer can say every reservation id of its requests (unless its intent
     lists them as unknown); a benchmark task's customer only the ids its scenario names, and
     words any other reservation by its trip (read from the DB), as the benchmark's customers do.
+    What a task's customer is (its intent, the gold writes of each request, the ids it can say)
+    is worked out once per task; each call returns a fresh player of it.
     """
+    key = (id(task), benchmark, max_turns, None if data_dir is None else str(data_dir))
+    with _PLAYERS_LOCK:
+        known = _PLAYERS.get(key)
+        if known is not None:
+            _PLAYERS.move_to_end(key)
+    if known is not None and known[0] is task:
+        template = known[1]
+    else:
+        template = _player_of(task, benchmark, max_turns, data_dir)
+        with _PLAYERS_LOCK:  # the task is kept with its player: its id() is not reused
+            _PLAYERS[key] = (task, template)
+            while len(_PLAYERS) > _PLAYERS_KEPT:
+                _PLAYERS.popitem(last=False)
+    return None if template is None else template.fresh()
+
+
+def _player_of(
+    task: Task, benchmark: str | None, max_turns: int, data_dir: Any
+) -> IntentPlayer | None:
     intent = task_intent(task, benchmark)
     if intent is None:
         return None
@@ -88,25 +111,13 @@ def customer_for(
         return IntentPlayer(intent, task.actions, max_turns)
     text = " ".join(str(v) for v in task.instructions.values() if v)
     named = frozenset(RESERVATION_ID_RE.findall(text))
-    return IntentPlayer(intent, task.actions, max_turns, named, _Trips(data_dir))
+    return IntentPlayer(intent, task.actions, max_turns, named, trips(data_dir))
 
 
-@dataclass(frozen=True)
-class _Trips:
-    """``describe(reservation_id)``: the trip as its owner would name it (read from the DB)."""
-
-    data_dir: Any = None
-
-    def __call__(self, reservation_id: str) -> str | None:
-        path = None if self.data_dir is None else data_files(self.data_dir).db
-        record = load_pristine(path).reservations.get(reservation_id)
-        if record is None:
-            return None
-        flights = record.get("flights") or []
-        first = f", first flight on {flights[0].get('date')}" if flights else ""
-        origin, destination = record.get("origin"), record.get("destination")
-        route = f"from {origin} to {destination}" if origin != destination else f"from {origin}"
-        return f"{route}{first}"
+#: The players :func:`customer_for` made, by task (most recent last, at most _PLAYERS_KEPT).
+_PLAYERS: OrderedDict[tuple[Any, ...], tuple[Task, IntentPlayer | None]] = OrderedDict()
+_PLAYERS_KEPT = 1024
+_PLAYERS_LOCK = threading.Lock()
 
 
 @dataclass
@@ -140,6 +151,13 @@ class IntentPlayer:
         self.max_turns = max_turns
         self.granted = granted_writes(intent.requests, actions)
         self.state = _Progress()
+
+    def fresh(self) -> IntentPlayer:
+        """A player of the same customer at the start of a conversation (what it knows is
+        shared: none of it changes)."""
+        player = copy.copy(self)
+        player.state = _Progress()
+        return player
 
     # -- what the customer knows ----------------------------------------------------------------
 
