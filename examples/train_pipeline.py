@@ -31,47 +31,84 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from airline_gym.cli.options import OneLineParser
+from airline_gym.numbers import whole_number
 
 PROTOCOL = "tool-reply"  # TRL's: the stages below all use it
 TINY = "tiny"
 
 
+def whole(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``low`` to ``high``, checked before any stage runs
+    (a bad one would otherwise stop the run minutes in, at the stage that reads it)."""
+
+    def parse(text: str) -> int:
+        value = whole_number(text.strip(), 12)
+        if value is None or not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be a whole number from {low:,} to {high:,}")
+        return value
+
+    return parse
+
+
+def real(low: float, high: float) -> Callable[[str], float]:
+    """An argparse type: a finite number from ``low`` to ``high`` (NaN and infinities refused)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text[:40]!r}") from None
+        if not (math.isfinite(value) and low <= value <= high):
+            raise argparse.ArgumentTypeError(f"must be a finite number from {low:g} to {high:g}")
+        return value
+
+    return parse
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    """Command-line options (see the module docstring)."""
+    """Command-line options (see the module docstring); each number is bounded and checked."""
+    steps, tokens = whole(1, 1_000_000), whole(1, 1_048_576)
     p = OneLineParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True, help="folder for every stage's output")
     p.add_argument("--model", default=TINY, help="a model id or path (default: a tiny local Qwen3)")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="(cpu; cuda: bf16)")
-    p.add_argument("--tasks", type=int, default=40, help="tasks to generate (40)")
-    p.add_argument("--seed", type=int, default=0, help="generation and training seed (0)")
-    p.add_argument("--sft-steps", type=int, default=10, help="SFT optimiser steps (10)")
-    p.add_argument("--grpo-steps", type=int, default=2, help="GRPO optimiser steps (2)")
-    p.add_argument("--batch", type=int, default=2, help="per-device batch size (2)")
-    p.add_argument("--num-generations", type=int, default=2, help="GRPO group size (2)")
-    p.add_argument("--max-completion-length", type=int, default=48, help="GRPO tokens/turn (48)")
-    p.add_argument("--learning-rate", type=float, default=1e-3, help="both trainers (1e-3)")
+    p.add_argument("--tasks", type=whole(10, 32_768), default=40, help="tasks to generate (40)")
     p.add_argument(
-        "--sft-max-length", type=int, default=1024,
+        "--seed", type=whole(0, 2**32 - 1), default=0, help="generation and training seed (0)"
+    )
+    p.add_argument("--sft-steps", type=steps, default=10, help="SFT optimiser steps (10)")
+    p.add_argument("--grpo-steps", type=steps, default=2, help="GRPO optimiser steps (2)")
+    p.add_argument("--batch", type=whole(1, 65_536), default=2, help="per-device batch size (2)")
+    p.add_argument(
+        "--num-generations", type=whole(2, 65_536), default=2, help="GRPO group size (2)"
+    )
+    p.add_argument("--max-completion-length", type=tokens, default=48, help="GRPO tokens/turn (48)")
+    p.add_argument(
+        "--learning-rate", type=real(1e-12, 1.0), default=1e-3, help="both trainers (1e-3)"
+    )
+    p.add_argument(
+        "--sft-max-length", type=whole(0, 1_048_576), default=1024,
         help="SFT rows are cut at this many tokens (1024; 0: never cut)",
     )  # fmt: skip
     p.add_argument("--user", choices=("scripted", "llm"), default="scripted", help="the customer")
     p.add_argument("--user-model", help="litellm model of the LLM customer (--user llm)")
     p.add_argument("--api-base", help="eval against this server instead of starting one")
-    p.add_argument("--eval-max-steps", type=int, default=12, help="step budget in eval (12)")
-    p.add_argument("--eval-max-tokens", type=int, default=48, help="reply cap in eval (48)")
+    p.add_argument("--eval-max-steps", type=steps, default=12, help="step budget in eval (12)")
+    p.add_argument("--eval-max-tokens", type=tokens, default=48, help="reply cap in eval (48)")
     p.add_argument(
-        "--eval-temperature", type=float, default=1.0,
+        "--eval-temperature", type=real(0.0, 2.0), default=1.0,
         help="the agent's sampling temperature in eval (1: the untrained smoke model then says "
         "something; 0 is the reference's)",
     )  # fmt: skip
