@@ -3,11 +3,13 @@
 The customer's messages are shown as "customer:"; tool results as "tool:". Each line you type
 is one action:
 
-  plain text                         a message to the customer
+  plain text                         a message to the customer (--protocol tool-reply: sent
+                                     through respond_to_user)
   get_user_details(user_id='x')      a tool call (keyword arguments, Python or JSON values)
   {"name": "...", "arguments": {...}} a tool call as JSON
   :tools   list the tools and their arguments    :help   this help
-  :done    end the conversation and see the grade (end of input does the same)
+  :done    end the conversation and see the grade (end of input does the same; the
+           leaderboard protocol has no done: there it ends the session, graded as it stands)
 
 Works with piped input, one action per line:
 
@@ -35,7 +37,9 @@ from airline_gym.cli.flags import (
     customer_kind,
     refuse_agent_server,
 )
-from airline_gym.cli.options import add_benchmark_arguments, server_args
+from airline_gym.cli.options import add_benchmark_arguments, add_protocol_argument, server_args
+from airline_gym.domain.grading import AGENT_STOP
+from airline_gym.domain.tool_reply import RESPOND_TOOL
 from airline_gym.domain.tools import TOOLS
 from airline_gym.env.actions import DONE_TOOL, MAX_ACTION_CHARS
 from airline_gym.env.render import colourise
@@ -52,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym play``."""
     parser.add_argument("--task", required=True, help=TASK_HELP)
     add_benchmark_arguments(parser)
+    add_protocol_argument(parser)
     add_customer_arguments(parser)
     add_no_agent_server_arguments(parser)  # you are the agent: refused, naming --user-api-base
     parser.add_argument("--seed", type=int, default=0, help="reset seed (default 0)")
@@ -91,7 +96,7 @@ def tool_lines(tools: list[dict[str, Any]]) -> list[str]:
 def check_line(line: str) -> str | None:
     """Why a typed line would not do what it looks like (a typo'd tool, broken JSON), or None."""
     match = _CALL.match(line)
-    if match and match.group(1) not in TOOLS and match.group(1) != DONE_TOOL:
+    if match and match.group(1) not in (*TOOLS, DONE_TOOL, RESPOND_TOOL):
         return f"unknown tool {match.group(1)!r}: type :tools for the list"
     if line.startswith("{"):
         try:
@@ -153,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
         user_model=args.user_model,
         user_llm_args=llm_args,
         max_steps=args.max_steps,
+        protocol=args.protocol,
     )
     check_customer(env.user)
     interactive = sys.stdin.isatty()
@@ -195,6 +201,10 @@ def run(args: argparse.Namespace) -> int:
             if command not in ("done", "quit", "exit", "q"):
                 print(f"unknown command {line!r}: try :help")
                 continue
+            if not env.protocol.offers_done:  # leaderboard: the session ends, graded as it stands
+                obs, reward, _, _, info = env.abort("ended by the player", AGENT_STOP)
+                show(obs, colour)
+                continue
             action: Any = {"name": DONE_TOOL, "arguments": {}}
         else:
             problem = check_line(line)
@@ -202,6 +212,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"not sent: {problem}")
                 continue
             action = line
+            if env.protocol.reply_tool and not _CALL.match(line) and not line.startswith("{"):
+                action = {"name": RESPOND_TOOL, "arguments": {"message": line}}
         obs, reward, _, _, info = step_safely(env, action, info)  # a crash ends the episode
         show(obs, colour)
     if "reward_info" not in info:  # the episode ended at reset (the customer failed)

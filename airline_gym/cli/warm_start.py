@@ -11,8 +11,10 @@ SFTTrainer takes it as a conversational dataset with tools.
 --agent gold-dialogue (default) asks for a yes before each write, refuses what the policy
 refuses and answers in words, as the policy wants an agent to; --agent gold only replays the
 calls. A task with no intent, no write and nothing to say is not played (its dialogue would
-ignore the request). --protocol leaderboard (default) offers the reference's 14 tools (what an
-LLM agent is evaluated with); gym adds 'done'. Progress goes to stderr; the file replaces --out
+ignore the request). --protocol names what the rows teach, as eval --protocol runs it (same
+system prompt and tools): leaderboard (default) offers the reference's 14 tools (what an LLM
+agent is evaluated with); gym adds 'done'; tool-reply (TRL's GRPOTrainer) talks to the customer
+through respond_to_user and ends with done. Progress goes to stderr; the file replaces --out
 only once it is whole. Exit code 0, 1 when no episode reached --min-reward (--out is left as it
 was), 2 on bad arguments, 130 on Ctrl-C (it stops within about a second, nothing written).
 
@@ -54,6 +56,7 @@ def _count(text: str) -> int:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym warm-start``."""
+    from airline_gym.env.protocols import PROTOCOLS
     from airline_gym.harness.warm_start import WARM_START_AGENTS
 
     parser.add_argument("--out", required=True, metavar="FILE", help="the JSONL file to write")
@@ -64,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--agent", choices=WARM_START_AGENTS, default="gold-dialogue", help="(gold-dialogue)"
     )
     parser.add_argument(
-        "--protocol", choices=("leaderboard", "gym"), default="leaderboard", help="(leaderboard)"
+        "--protocol", choices=PROTOCOLS, default="leaderboard", help="(leaderboard)"
     )
     parser.add_argument(
         "--min-reward", type=_reward, default=1.0, help="keep episodes scoring at least this (1)"

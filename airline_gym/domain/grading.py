@@ -43,6 +43,8 @@ MAX_STEPS = "max_steps"
 TOO_MANY_ERRORS = "too_many_errors"
 USER_ERROR = "user_error"
 AGENT_ERROR = "agent_error"
+#: ``tool-reply`` protocol: the agent replied without a tool call (where TRL's rollout ends).
+NO_TOOL_CALL = "no_tool_call"
 #: tau3's: the simulation failed on every attempt (spec §13.12c); it has no reward at all.
 INFRASTRUCTURE_ERROR = "infrastructure_error"
 GRADED_TERMINATIONS = frozenset({USER_STOP, AGENT_STOP})

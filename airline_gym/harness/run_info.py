@@ -111,6 +111,8 @@ def run_info(
         },
         "seed": config.seed,
         "protocol": config.protocol,
+        # only the leaderboard protocol sends what tau2 run sends (docs/evaluating.md)
+        "leaderboard_comparable": config.protocol == "leaderboard",
         "airline_gym_version": __version__,
         "benchmark": config.benchmark,
         "task_set": config.task_set_name,

@@ -5,7 +5,7 @@ a dialogue that asks for a yes before each write and refuses what the policy ref
 the offline scripted customer on every selected task (tasks with an intent get the customer that
 plays it), keeps the episodes that score at least ``min_reward``, and writes them as
 :func:`~airline_gym.harness.export.write_jsonl` does: one JSON line per conversation with
-``messages`` (system prompt first; assistant ``tool_calls`` with JSON-string arguments; ``tool``
+``messages`` (system prompt first; assistant ``tool_calls`` with JSON-object arguments; ``tool``
 results with ``tool_call_id``) and ``tools`` (the schemas the agent was offered), which
 ``datasets.load_dataset("json", ...)`` loads and TRL's ``SFTTrainer`` takes as a conversational
 dataset with tools.

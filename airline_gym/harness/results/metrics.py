@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from airline_gym.harness.results.breakdown import breakdown
 from airline_gym.harness.results.figures import (
     RunFigures,
     add_tally,
@@ -26,7 +28,6 @@ from airline_gym.numbers import whole_number
 __all__ = [
     "counted",
     "disagreeing_tasks",
-    "format_summary",
     "info_of",
     "is_success",
     "judge_error_of",
@@ -39,11 +40,28 @@ __all__ = [
     "task_successes",
 ]
 
+_DIGITS = re.compile(r"([0-9]+)")
 
-def task_sort_key(task_id: str) -> tuple[int, int, str]:
-    """Numeric ids in numeric order, then the others alphabetically."""
-    number = whole_number(task_id, 4000)
-    return (0, number, "") if number is not None else (1, 0, task_id)
+
+def task_sort_key(task_id: str) -> tuple[tuple[int, int, str], ...]:
+    """Natural order: runs of ASCII digits compare as numbers (``g0_2`` before ``g0_10``), so
+    numeric ids come in numeric order, before the others; a run of more than 4,000 digits
+    compares as text (``int`` refuses such a run).
+
+    >>> sorted(["g0_10", "g0_2", "10", "9", "g1_0"], key=task_sort_key)
+    ['9', '10', 'g0_2', 'g0_10', 'g1_0']
+    """
+    parts = [(part, whole_number(part, 4000)) for part in _DIGITS.split(task_id)]
+    return tuple((1, 0, part) if number is None else (0, number, "") for part, number in parts)
+
+
+def _tasks(results: Any) -> list[Any]:
+    """The tasks a results file embeds (none for bare simulations)."""
+    if isinstance(results, Results):
+        return results.tasks
+    if isinstance(results, Mapping):
+        return list(results.get("tasks") or [])
+    return []
 
 
 def _simulations(
@@ -200,6 +218,7 @@ def summarize(results: Any, count_failures_as_zero: bool = False) -> JSONObject:
             task: {"successes": c, "trials": n} for task, (c, n) in successes.items()
         },
         "disagreeing_tasks": [task for task, (c, n) in successes.items() if 0 < c < n],
+        "breakdown": breakdown(_tasks(results), successes),
         "user_cache": dict(cache) if isinstance(cache, Mapping) else None,
         "successes": figures.successes,
         "mean_reward": figures.reward_sum / figures.rewards if figures.rewards else None,
@@ -218,107 +237,18 @@ def summarize(results: Any, count_failures_as_zero: bool = False) -> JSONObject:
         else None,
         "errors": figures.errors,
         "benchmark": info_of(results).get("benchmark", "tau2"),
+        **_protocol(info_of(results)),
         "infrastructure_errors": figures.left_out,
         "judge_failures": figures.judge_failures,
         "failures": "counted as 0" if count_failures_as_zero else "left out",
     }
 
 
-def _left_out(summary: Mapping[str, Any]) -> int:
-    """How many simulations the mean reward left out (the uncounted infrastructure errors)."""
-    left_out = summary.get("failures") == "left out"
-    return int(summary.get("infrastructure_errors", 0)) if left_out else 0
-
-
-def _fmt(value: float | None, spec: str = ".3f") -> str:
-    return "-" if value is None else format(value, spec)
-
-
-def _wrapped(head: str, items: Sequence[str], width: int = 100, sep: str = " ") -> list[str]:
-    """``head`` then ``items`` separated by ``sep``, wrapped at ``width`` with an indent."""
-    lines, line, first = [], head, True
-    for item in items:
-        gap = " " if first else sep
-        if len(line) + len(gap) + len(item) > width and line.strip():
-            lines.append(line)
-            line, gap = "   ", " "
-        line += gap + item
-        first = False
-    return [*lines, line]
-
-
-def _noise_lines(summary: Mapping[str, Any]) -> list[str]:
-    """The pass^k intervals, per-task tallies and the tasks whose trials disagree."""
-    intervals = summary.get("pass_hat_k_interval") or {}
-    if not intervals:
-        return []
-    tallies = summary.get("task_successes") or {}
-    disagree = summary.get("disagreeing_tasks") or []
-    lines = _wrapped(
-        "95% interval (bootstrap over tasks):",
-        [f"k={k}: [{v['low']:.3f}, {v['high']:.3f}]" for k, v in intervals.items()],
-        sep="  ",
-    )
-    lines += _wrapped(
-        "successes per task:",
-        [f"{task}:{t['successes']}/{t['trials']}" for task, t in tallies.items()],
-    )
-    if summary.get("trials", 0) > 1:
-        lines += _wrapped(f"trials disagree on {len(disagree)} task(s):", disagree or ["-"])
-    return lines
-
-
-def format_summary(summary: Mapping[str, Any], max_errors_shown: int = 5) -> str:
-    """A readable block of :func:`summarize` figures."""
-    lines = [
-        f"simulations: {summary['simulations']} ({summary['tasks']} tasks, "
-        f"up to {summary['trials']} trial{'' if summary['trials'] == 1 else 's'} each)",
-        *_wrapped(
-            "pass^k:",
-            [f"k={k}: {v:.3f}" for k, v in summary["pass_hat_k"].items()] or ["-"],
-            sep="  ",
-        ),
-        *_noise_lines(summary),
-        f"mean reward: {_fmt(summary['mean_reward'])} "
-        f"({summary['successes']}/{summary['simulations'] - _left_out(summary)} successes)",
-        "terminations: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(summary["terminations"].items())),
-        f"tool errors per episode: {_fmt(summary['tool_errors_per_episode'], '.2f')}",
-        f"steps per episode: {_fmt(summary['steps_per_episode'], '.1f')} "
-        f"(max {summary['max_steps_seen']})",
-    ]
-    judge_failures = summary.get("judge_failures", 0)
-    if judge_failures:
-        lines.append(
-            f"NL judge failures: {judge_failures} simulation(s) have no verdict (the judge "
-            "failed; their reward 0 is not a grade: see reward_info.info.nl.error)"
-        )
-    failed = summary.get("infrastructure_errors", 0)
-    if failed or summary.get("benchmark") == "tau3":
-        rule = summary.get("failures", "left out")
-        lines.append(
-            f"infrastructure errors: {failed} ({rule}"
-            + (" of pass^k and the mean reward" if rule == "left out" else " in both")
-            + ", as tau3's leaderboard "
-            + ("does)" if rule == "left out" else "entries marked 'treated as failures' do)")
-        )
-    if summary["agent_cost"] is not None:
-        lines.append(
-            f"agent cost: ${summary['agent_cost']:.4f} "
-            f"(${summary['agent_cost_per_episode']:.4f} per episode)"
-        )
-    if summary["user_cost"] is not None:
-        lines.append(f"user cost: ${summary['user_cost']:.4f}")
-    if summary["agent_tokens"]:
-        lines.append(
-            "agent tokens: " + ", ".join(f"{k} {v}" for k, v in summary["agent_tokens"].items())
-        )
-    cache = summary.get("user_cache")
-    if cache:
-        lines.append(f"user cache: {cache.get('hits')} hits, {cache.get('misses')} misses")
-    errors = summary["errors"]
-    for error in errors[:max_errors_shown]:
-        lines.append(f"error: {error}")
-    if len(errors) > max_errors_shown:
-        lines.append(f"... and {len(errors) - max_errors_shown} more errors")
-    return "\n".join(lines)
+def _protocol(info: Mapping[str, Any]) -> JSONObject:
+    """The run's protocol and whether it compares with the leaderboard (only ``leaderboard``
+    does), when the file says which protocol it ran."""
+    protocol = info.get("protocol")
+    if not isinstance(protocol, str):
+        return {}
+    comparable = info.get("leaderboard_comparable", protocol == "leaderboard")
+    return {"protocol": protocol, "leaderboard_comparable": comparable is True}
