@@ -32,6 +32,7 @@ from airline_gym.harness.results.comparability import RunsDiffer, check_comparab
 from airline_gym.harness.results.compare import Comparison
 from airline_gym.harness.results.io import check_unique
 from airline_gym.harness.results.metrics import judge_error_of
+from airline_gym.printable import printable
 
 
 def print_refusal(prog: str, refused: RunsDiffer) -> int:
@@ -104,8 +105,8 @@ def run(args: argparse.Namespace) -> int:
                 f"   {failed[label.lower()]} simulation(s) of {label} have no verdict (the NL "
                 "judge failed): counted as failures, not graded"
             )
-    print(f"improved ({len(result.improved)}): {', '.join(result.improved) or '-'}")
-    print(f"regressed ({len(result.regressed)}): {', '.join(result.regressed) or '-'}")
+    print(f"improved ({len(result.improved)}): {printable(', '.join(result.improved)) or '-'}")
+    print(f"regressed ({len(result.regressed)}): {printable(', '.join(result.regressed)) or '-'}")
     print()
     print(_paired_text(result))
     return 0

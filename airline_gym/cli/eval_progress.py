@@ -6,6 +6,7 @@ from typing import Any
 
 from airline_gym.harness.results import JSONObject, Results, is_success, sim_reward
 from airline_gym.harness.results.metrics import judge_error_of
+from airline_gym.printable import printable
 from airline_gym.progress import Progress
 
 __all__ = ["ProgressDisplay"]
@@ -43,8 +44,8 @@ class ProgressDisplay:
             else f"reward {sim_reward(sim):g}"
         )
         line = (
-            f"[{done}/{total}] task {sim['task_id']} trial {sim['trial']}: "
-            f"{reward} ({sim['termination_reason']}); {status}"
+            f"[{done}/{total}] task {printable(sim['task_id'])} trial {sim['trial']}: "
+            f"{reward} ({printable(sim['termination_reason'])}); {status}"
         )
         assert self._bar is not None, "start() first"
         self._bar.count(done, status, line)

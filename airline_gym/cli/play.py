@@ -40,6 +40,7 @@ from airline_gym.domain.tools import TOOLS
 from airline_gym.env.actions import DONE_TOOL, MAX_ACTION_CHARS
 from airline_gym.env.render import colourise
 from airline_gym.errors import ConfigError
+from airline_gym.printable import printable
 
 _CALL = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*$", re.DOTALL)
 _DOC = __doc__ or ""
@@ -127,7 +128,7 @@ def show(messages: list[dict[str, Any]], colour: bool = False) -> None:
     for message in messages:
         role = message["role"] if message["role"] in labels else "system"
         label = colourise(f"{labels.get(role, 'error')}:", role, colour)
-        print(f"{label} {message.get('content')}")
+        print(f"{label} {printable(message.get('content'), lines=True)}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -157,9 +158,12 @@ def run(args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty()
     colour = not args.no_colour and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     task = env.task_set[env.fixed_task or args.task]
-    print(f"task {task.id}: you are the airline agent. Type :help for how to act, :done to end.")
+    print(
+        f"task {printable(task.id)}: you are the airline agent. Type :help for how to act, "
+        ":done to end."
+    )
     if args.show_task:
-        print(scenario_text(task))
+        print(printable(scenario_text(task), lines=True))
     obs, info = env.reset(seed=args.seed)
     show(obs, colour)
     episode = env.episode
@@ -201,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
         obs, reward, _, _, info = step_safely(env, action, info)  # a crash ends the episode
         show(obs, colour)
     if "reward_info" not in info:  # the episode ended at reset (the customer failed)
-        print(f"the episode ended before your first turn: {info.get('error')}")
+        print(f"the episode ended before your first turn: {printable(info.get('error'))}")
         return 1
     print_grade(info, reward)
     return 0

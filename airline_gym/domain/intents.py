@@ -40,8 +40,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+from airline_gym.domain.typed_json import build
 
 __all__ = [
     "CABINS",
@@ -214,6 +216,8 @@ class Request:
             raise ValueError(f"unknown question {self.question!r}")
         if self.cabin is not None and self.cabin not in CABINS:
             raise ValueError(f"unknown cabin {self.cabin!r}")
+        if self.insist not in (0, 1):
+            raise ValueError(f"insist must be 0 or 1, not {self.insist!r:.40}")
 
 
 @dataclass(frozen=True)
@@ -249,51 +253,13 @@ class Intent:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Intent:
-        """Read :meth:`to_json`'s form back; unknown keys or kinds raise ``ValueError``."""
-        intent: Intent = _build(cls, data)
+        """Read :meth:`to_json`'s form back: a one-line ``ValueError`` naming the field for an
+        unknown key or kind and for a value of the wrong type (every field is checked against
+        its annotation, whole numbers are >= 0: :func:`~airline_gym.domain.typed_json.build`)."""
+        intent: Intent = build(cls, data)
         return intent
 
     @property
     def kinds(self) -> tuple[str, ...]:
         """The kinds of the requests, in order."""
         return tuple(r.kind for r in self.requests)
-
-
-_NESTED: dict[tuple[type, str], type] = {
-    (Intent, "persona"): Persona,
-    (Trip, "outbound"): FlightRule,
-    (Trip, "return_rule"): FlightRule,
-    (Leg, "rule"): FlightRule,
-    (Request, "trip"): Trip,
-    (Request, "new_passenger"): Passenger,
-}
-_SEQUENCES: dict[tuple[type, str], type] = {
-    (Intent, "requests"): Request,
-    (Request, "legs"): Leg,
-    (Request, "passengers"): Passenger,
-    (Request, "payment"): PaymentPart,
-}
-
-
-def _build(cls: type, data: Mapping[str, Any]) -> Any:
-    if not isinstance(data, Mapping):
-        raise ValueError(f"{cls.__name__}: expected an object, got {type(data).__name__}")
-    names = {f.name for f in fields(cls)}
-    extra = sorted(set(data) - names)
-    if extra:
-        raise ValueError(f"{cls.__name__}: unknown keys {', '.join(map(str, extra))}")
-    values: dict[str, Any] = {}
-    for name, value in data.items():
-        if (cls, name) in _NESTED and value is not None:
-            value = _build(_NESTED[cls, name], value)
-        elif (cls, name) in _SEQUENCES:
-            if not isinstance(value, list):
-                raise ValueError(f"{cls.__name__}.{name}: expected a list")
-            value = tuple(_build(_SEQUENCES[cls, name], item) for item in value)
-        elif isinstance(value, list):
-            value = tuple(value)
-        values[name] = value
-    try:
-        return cls(**values)
-    except TypeError as exc:
-        raise ValueError(f"{cls.__name__}: {exc}") from None

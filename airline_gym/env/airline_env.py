@@ -11,6 +11,7 @@ import gymnasium as gym
 from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, benchmark_tasks, check_benchmark
 from airline_gym.domain.database import load_pristine
 from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
+from airline_gym.domain.initial_db import start_view
 from airline_gym.domain.prompts import agent_system_prompt
 from airline_gym.domain.tasks import Task, TaskSet, load_task_set, task_key
 from airline_gym.env.copy_on_read import CopyOnRead, Shared
@@ -298,7 +299,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         if self.protocol.seed_is_user_seed and seed is not None:
             user_seed = seed  # tau2 run: the trial's seed goes to the customer's LLM as is
         self.user.reset(task, user_seed)
-        db = self.base.fork()
+        db = start_view(task, self.base)  # the pristine DB, or where the task's state starts
         self.user.attach_db(db)  # a customer that reads its account reads this episode's
         self.episode = Episode(
             task,

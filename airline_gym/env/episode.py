@@ -32,6 +32,7 @@ from airline_gym.domain.grading import (
     grading,
     grading_failed,
 )
+from airline_gym.domain.initial_state import history
 from airline_gym.domain.nl_assertions import Ask, asking, drive
 from airline_gym.domain.prompts import GREETING, STOP, is_user_stop
 from airline_gym.domain.tasks import Task
@@ -112,12 +113,30 @@ class Episode:
         self._check_limits()
 
     def begin(self) -> bool:
-        """Add the greeting; returns True (the user speaks first)."""
+        """Add the greeting, or the task's ``message_history`` as the reference starts from it;
+        returns whether the user speaks next.
+
+        After a history the next to speak is whom its last message addresses: the user after
+        the agent's text, the agent after the user's text or a tool result. A last message
+        that stops (the user's ``###STOP###``; the agent's, where the protocol lets its text
+        stop) ends the episode there. The history is not counted in steps or errors.
+        """
         self.messages, self._dialogue = [], []
         self._public = [] if self.system_message is None else [self.system_message]
-        self._add({"role": "assistant", "content": GREETING})
-        self._seen = 1
-        return True
+        past = history(self.task.initial_state)
+        if not past:
+            self._add({"role": "assistant", "content": GREETING})
+            self._seen = 1
+            return True
+        for message in past:
+            self._add(message)
+        self._seen = 0  # the agent's first observation: the history's turns and results
+        last, text = past[-1], past[-1].get("content") or ""
+        if last["role"] == "user" and is_user_stop(text):
+            self.termination_reason = USER_STOP
+        elif last["role"] == "assistant" and self.protocol.agent_text_stops and STOP in text:
+            self.termination_reason = AGENT_STOP
+        return last["role"] == "assistant" and not self.done
 
     def agent_turn(self, action: Any) -> bool:
         """Apply one agent action; returns whether the user must reply next."""
@@ -180,15 +199,16 @@ class Episode:
         return self.take_new_messages()
 
     def start(self) -> list[Message]:
-        """Greeting, then the user's opening message; returns the first observation."""
-        self.begin()
-        self._user_said(self._ask_user())
+        """Greeting (or the task's history), then the user's opening message when the user
+        speaks next; returns the first observation."""
+        if self.begin():
+            self._user_said(self._ask_user())
         return self.take_new_messages()
 
     async def astart(self) -> list[Message]:
         """Async :meth:`start`."""
-        self.begin()
-        self._user_said(await self._aask_user())
+        if self.begin():
+            self._user_said(await self._aask_user())
         return self.take_new_messages()
 
     def _ask_user(self) -> str | Exception:

@@ -288,17 +288,19 @@ async def arun_pool(
     play: Callable[[Any, J], Awaitable[R]],
     concurrency: int = 64,
     on_result: Callable[[int, R], Awaitable[None] | None] | None = None,
+    keep: bool = True,
 ) -> list[R]:
     """``play(env, job)`` for every job, at most ``concurrency`` at once; results in job order.
 
     ``concurrency`` workers each build one env with ``make_env`` (when they take their first
     job) and reuse it for their jobs, so memory grows with ``concurrency``, not with the number
-    of jobs. ``on_result(index, result)`` (sync or async) is called as each job ends.
+    of jobs. ``on_result(index, result)`` (sync or async) is called as each job ends; with
+    ``keep=False`` the results are left to it (none is held: an empty list is returned).
     """
     if concurrency < 1:
         raise ConfigError("concurrency must be at least 1")
     queue = list(enumerate(jobs))
-    results: list[R | None] = [None] * len(queue)
+    results: list[R | None] = [None] * len(queue) if keep else []
     queue.reverse()
 
     async def worker() -> None:
@@ -307,7 +309,8 @@ async def arun_pool(
             index, job = queue.pop()
             env = make_env() if env is None else env
             result = await play(env, job)
-            results[index] = result
+            if keep:
+                results[index] = result
             if on_result is not None:
                 pending = on_result(index, result)
                 if inspect.isawaitable(pending):
