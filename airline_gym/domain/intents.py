@@ -38,7 +38,9 @@ Every kind that charges (``book``, ``change_flights``, ``change_cabin``, ``add_b
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -103,6 +105,9 @@ QUESTIONS: dict[str, str] = {
 }
 
 
+_CLOCK_RE = re.compile(r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]")
+
+
 @dataclass(frozen=True)
 class FlightRule:
     """How the customer picks a flight among those the agent can find.
@@ -126,6 +131,17 @@ class FlightRule:
     depart_after: str | None = None
     depart_before: str | None = None
     arrive_before: str | None = None
+
+    def __post_init__(self) -> None:
+        # what a file holds is read as the customer reads it: a bad date or clock is refused here
+        try:
+            dt.date.fromisoformat(self.date)
+        except ValueError:
+            raise ValueError(f"date must be a date YYYY-MM-DD, not {self.date!r:.40}") from None
+        for name in ("depart_after", "depart_before", "arrive_before"):
+            value = getattr(self, name)
+            if value is not None and not _CLOCK_RE.fullmatch(value):
+                raise ValueError(f"{name} must be a time HH:MM:SS, not {value!r:.40}")
 
 
 @dataclass(frozen=True)

@@ -202,3 +202,26 @@ def test_no_value_anywhere_in_an_intent_breaks_an_episode(tmp_path: Path) -> Non
                 file.unlink()
     assert not crashes, crashes[:5]
     assert len(records) >= 10
+
+
+@pytest.mark.parametrize(
+    ("field", "bad"), [("depart_after", "x"), ("arrive_before", ""), ("date", "2024-13-40")]
+)
+def test_a_flight_rule_the_customer_could_not_read_is_refused_at_load(
+    field: str, bad: str, tmp_path: Path
+) -> None:
+    """The customer reads a flight rule's date and clock bounds to judge a proposal: a value it
+    cannot read was a ``ValueError`` out of the customer mid-episode (``user_error``)."""
+    records = copy.deepcopy(generated_records())
+    record = next(
+        r for r in records for q in r["airline_gym"]["intent"]["requests"] if q.get("legs")
+    )
+    request = next(q for q in record["airline_gym"]["intent"]["requests"] if q.get("legs"))
+    request["legs"][0]["rule"][field] = bad
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_task_set(path)
+    message = str(raised.value)
+    assert f"(id {record['id']!r})" in message and f".rule: {field} must be a" in message, message
+    assert "\n" not in message
