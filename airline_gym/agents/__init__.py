@@ -4,7 +4,9 @@ Each agent is told about a new episode with ``reset(info)`` (the ``info`` that `
 returned) and then produces one action per step. :class:`LiteLLMAgent` is the reference
 tool-calling LLM agent; an agent that cannot act raises :class:`AgentError`, which the evaluation
 harness records as the termination reason ``agent_error``. The built-in agents the command line
-names (``gold``, ``noop``, ``transfer``, ``random``) are in :mod:`airline_gym.agents.registry`.
+names (``gold``, ``gold-dialogue``, ``policy``, ``noop``, ``transfer``, ``random``) are in
+:mod:`airline_gym.agents.registry`; the observation-only agents of the exploit audit in
+:mod:`airline_gym.agents.policy`.
 """
 
 from __future__ import annotations

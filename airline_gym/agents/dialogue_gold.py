@@ -15,12 +15,15 @@ what ``airline-gym warm-start`` turns into SFT data.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from airline_gym.agents.base import Action, text_message, tool_call_message
 from airline_gym.agents.scripted import ScriptedAgent
+from airline_gym.data import data_files
 from airline_gym.domain.benchmarks import BENCHMARKS
-from airline_gym.domain.intents import Intent, Request
+from airline_gym.domain.database import PristineDB, load_pristine
+from airline_gym.domain.intents import FlightRule, Intent, Request
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, GoldAction, Task, TaskSet, load_task_set
 from airline_gym.domain.tools import WRITE_TOOLS
 from airline_gym.users.intent_source import granted_writes, task_intent
@@ -29,6 +32,8 @@ __all__ = ["HANDOFF", "DialogueGoldAgent", "dialogue_plan"]
 
 HANDOFF = "YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON."
 TRANSFER_TOOL = "transfer_to_human_agents"
+#: The calls that act on the customer's behalf: the writes and the hand-off.
+_ACTS = WRITE_TOOLS | {TRANSFER_TOOL}
 CLOSING = "Is there anything else I can help you with?"
 _REFUSE = {
     "cancel": "I'm sorry, but this reservation is not eligible for cancellation under our policy.",
@@ -42,7 +47,6 @@ _REFUSE = {
     "book": "I'm sorry, but I cannot make this booking under our policy.",
 }
 _AGAIN = "I understand, but I'm not able to make an exception to the policy."
-_OFFER = "I found the option your request comes to. Would you like me to go ahead with it?"
 
 
 def _flights(args: dict[str, Any]) -> str:
@@ -65,7 +69,7 @@ def describe(name: str, args: dict[str, Any]) -> str:
             f"I'll book a {str(args.get('flight_type', '')).replace('_', '-')} reservation from "
             f"{args.get('origin')} to {args.get('destination')} in "
             f"{str(args.get('cabin', '')).replace('_', ' ')}: {_flights(args)}. Passengers: "
-            f"{people}. Checked bags: {args.get('total_baggages')} "
+            f"{people}. {args.get('total_baggages')} checked bags "
             f"({args.get('nonfree_baggages')} paid). Travel insurance: {args.get('insurance')}. "
             f"Payment: {pay}."
         )
@@ -80,8 +84,8 @@ def describe(name: str, args: dict[str, Any]) -> str:
         )
     if name == "update_reservation_baggages":
         return (
-            f"I'll set reservation {rid} to {args.get('total_baggages')} checked bags "
-            f"({args.get('nonfree_baggages')} paid), paid with {args.get('payment_id')}."
+            f"I'll set reservation {rid} to {args.get('total_baggages')} checked bags in all "
+            f"({args.get('nonfree_baggages')} of them paid), paid with {args.get('payment_id')}."
         )
     if name == "update_reservation_passengers":
         people = ", ".join(
@@ -107,7 +111,8 @@ def done_text(name: str, args: dict[str, Any]) -> str:
 class _Plan:
     """Builds the agent's turns: calls, confirmations, refusals and answers."""
 
-    def __init__(self, task: Task, intent: Intent | None) -> None:
+    def __init__(self, task: Task, intent: Intent | None, base: PristineDB | None) -> None:
+        self.base = base
         self.actions = list(task.actions)
         self.say = list(task.communicate_info)
         self.intent = intent
@@ -135,7 +140,9 @@ class _Plan:
             self.call(index, last_of_request=not writes or index == final)
         self.next = max(self.next, last + 1)
 
-    def request(self, request: Request, writes: tuple[GoldAction, ...]) -> None:
+    def request(
+        self, request: Request, writes: tuple[GoldAction, ...], offer: str | None = None
+    ) -> None:
         pending = self.actions[self.next :]
         writes = tuple(w for w in writes if w in pending)
         if writes:
@@ -143,7 +150,7 @@ class _Plan:
             self.upto(last, writes)
             return
         # the lookups a refusal or an answer rests on come first (up to the next write)
-        while self.next < len(self.actions) and self.actions[self.next].name not in WRITE_TOOLS:
+        while self.next < len(self.actions) and self.actions[self.next].name not in _ACTS:
             self.call(self.next, last_of_request=False)
             self.next += 1
         if request.kind == "info":
@@ -151,8 +158,8 @@ class _Plan:
             self.turns.append(text_message(f"The figure you asked about is {value}."))
         elif any(a.name == TRANSFER_TOOL for a in pending):
             return  # the transfer among the remaining calls answers it
-        elif _capped(request):
-            self.turns.append(text_message(_OFFER))
+        elif offer is not None:
+            self.turns.append(text_message(offer))  # the customer declines it: over its budget
         else:
             refusal = _REFUSE.get(request.kind, "I'm sorry, but I cannot do that under our policy.")
             self.turns += [text_message(refusal)] + [text_message(_AGAIN)] * request.insist
@@ -160,8 +167,9 @@ class _Plan:
     def build(self) -> list[Action]:
         if self.intent is not None:
             grants = granted_writes(self.intent.requests, self.actions)
-            for request, writes in zip(self.intent.requests, grants, strict=True):
-                self.request(request, writes)
+            offers = _offers(self.intent, self.base)
+            for i, (request, writes) in enumerate(zip(self.intent.requests, grants, strict=True)):
+                self.request(request, writes, offers.get(i))
         self.upto(len(self.actions) - 1)
         if self.say:
             facts = "To be clear, here are the figures: " + ", ".join(self.say) + "."
@@ -180,16 +188,57 @@ def _is_text(action: Action) -> bool:
     return not action.get("tool_calls")
 
 
-def _capped(request: Request) -> bool:
+def _offers(intent: Intent, base: PristineDB | None) -> dict[int, str]:
+    """Request index -> the proposal that shows the customer a request over its budget: the
+    option its rule comes to (the policy solver's), which the customer declines itself."""
+    capped = [
+        i
+        for i, r in enumerate(intent.requests)
+        if r.max_total is not None or any(rule.max_price for rule in _rules(r))
+    ]
+    if not capped:
+        return {}
+    from airline_gym.taskgen.solver import SolverError, solve
+
+    try:
+        decisions = solve(base or load_pristine(), intent).decisions
+    except SolverError:
+        return {}
+    out = {}
+    for i in capped:
+        decision = decisions[i]
+        if decision.outcome == "declined" and "cap" in decision.clause and decision.details:
+            out[i] = offer_text(intent.requests[i], decision.details)
+    return out
+
+
+def _rules(request: Request) -> list[FlightRule]:
     rules = [leg.rule for leg in request.legs]
     if request.trip is not None:
         rules += [r for r in (request.trip.outbound, request.trip.return_rule) if r]
-    return request.max_total is not None or any(r.max_price for r in rules)
+    return rules
 
 
-def dialogue_plan(task: Task, intent: Intent | None = None) -> list[Action]:
-    """The agent's turns for ``task`` (following ``intent``'s requests when given)."""
-    return _Plan(task, intent).build()
+def offer_text(request: Request, details: Mapping[str, Any]) -> str:
+    """A proposal of what the customer's request comes to, with the details it needs."""
+    parts = [f"reservation {request.reservation_id}"] if request.reservation_id else []
+    if details.get("flights"):
+        parts.append(f"flights {_flights({'flights': details['flights']})}")
+    if details.get("cabin"):
+        parts.append(f"in {str(details['cabin']).replace('_', ' ')}")
+    if details.get("total_bags") is not None:
+        parts.append(f"{details['total_bags']} checked bags in all")
+    if request.payment:
+        parts.append("paid with " + " and ".join(p.payment_id for p in request.payment))
+    return f"Your request comes to: {', '.join(parts)}. Shall I go ahead with it?"
+
+
+def dialogue_plan(
+    task: Task, intent: Intent | None = None, base: PristineDB | None = None
+) -> list[Action]:
+    """The agent's turns for ``task`` (following ``intent``'s requests when given; ``base``:
+    the pristine DB, for what a request over the customer's budget comes to)."""
+    return _Plan(task, intent, base).build()
 
 
 class DialogueGoldAgent(ScriptedAgent):
@@ -203,6 +252,7 @@ class DialogueGoldAgent(ScriptedAgent):
         benchmark: str | None = None,
     ) -> None:
         super().__init__([])
+        self.data_dir = data_dir
         self.tasks = tasks if isinstance(tasks, TaskSet) else load_task_set(tasks, data_dir)
         #: Whose benchmark intents apply (default: the task set's own when it is a benchmark).
         self.benchmark = benchmark or (self.tasks.name if self.tasks.name in BENCHMARKS else None)
@@ -210,5 +260,6 @@ class DialogueGoldAgent(ScriptedAgent):
     def reset(self, info: dict[str, Any]) -> None:
         """Plan the episode of ``info["task_id"]``."""
         task = self.tasks[info["task_id"]]
-        self.actions = dialogue_plan(task, task_intent(task, self.benchmark))
+        base = load_pristine(None if self.data_dir is None else data_files(self.data_dir).db)
+        self.actions = dialogue_plan(task, task_intent(task, self.benchmark), base)
         super().reset(info)

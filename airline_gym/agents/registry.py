@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from airline_gym.agents.dialogue_gold import DialogueGoldAgent
+from airline_gym.agents.policy import PolicyAgent
 from airline_gym.agents.scripted import GoldAgent, NoOpAgent, RandomAgent, TransferAgent
 from airline_gym.domain.tasks import TaskSet
 from airline_gym.errors import ConfigError
@@ -16,6 +17,10 @@ _REGISTRY: dict[str, tuple[str, Callable[[TaskSet, int | None], Any]]] = {
     "gold-dialogue": (
         "the gold actions in a policy-following dialogue (confirms, refusals, answers)",
         lambda t, s: DialogueGoldAgent(t),
+    ),
+    "policy": (
+        "follows the policy from what it observes, never the gold (the offline customer's words)",
+        lambda t, s: PolicyAgent(),
     ),
     "noop": ("does nothing and stops at once", lambda t, s: NoOpAgent()),
     "transfer": ("transfers to a human agent at once", lambda t, s: TransferAgent()),

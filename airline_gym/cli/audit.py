@@ -12,7 +12,8 @@ code 1 if the gold agent fails a task (the task set or the env is broken).
   airline-gym audit --reward-basis DB,COMMUNICATE --reward-basis DB,COMMUNICATE,ACTION
 
 On generated tasks (airline-gym generate --tasks FILE) a fourth agent, lookup, makes the gold's
-lookups and then refuses (a correct agent where the gold changes nothing); the summary gives
+lookups and then refuses, and the sanity column is gold-dialogue (the gold calls in a
+policy-following dialogue; strict grading gives the bare gold calls nothing); the summary gives
 each agent's pass rate on the tasks that change the DB and on those that do not, under each
 task's own reward basis.
 
@@ -30,6 +31,7 @@ import json
 import sys
 from typing import Any
 
+from airline_gym.cli import audit_exploits
 from airline_gym.cli.formatting import format_table
 from airline_gym.cli.options import (
     add_benchmark_arguments,
@@ -43,8 +45,10 @@ from airline_gym.harness.results import is_success
 from airline_gym.printable import printable
 
 AUDITED = ("noop", "transfer", "gold")
-#: On generated tasks: the agent that looks up and refuses, too.
-AUDITED_GENERATED = ("noop", "transfer", "lookup", "gold")
+#: On generated tasks: the agent that looks up and refuses, too; the sanity column is
+#: gold-dialogue, since strict grading gives the bare gold calls (no confirmation, no refusal
+#: said, the call hung up) nothing.
+AUDITED_GENERATED = ("noop", "transfer", "lookup", "gold-dialogue")
 
 
 def _generated(task_set: Any) -> bool:
@@ -125,6 +129,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", default="base", help="train, test or base (all; default)")
     parser.add_argument("--json", action="store_true", help="the passed task ids as JSON")
     add_reward_basis_arguments(parser, repeatable=True)
+    audit_exploits.add_arguments(parser)
+
+
+def _exploits(
+    args: argparse.Namespace, task_set: Any, ids: list[str], names: tuple[str, ...]
+) -> dict[str, Any] | None:
+    """The exploit audit of a generated task set (None: no agents asked for, or not generated)."""
+    if not names or not _generated(task_set):
+        return None
+    return audit_exploits.exploit_audit(
+        args.tasks, task_set, ids, names, args.workers, args.benchmark
+    )
+
+
+def _exploit_verdict(args: argparse.Namespace, report: dict[str, Any] | None) -> int:
+    failed = audit_exploits.failed_checks(report) if report else []
+    if failed and args.fail_on_exploit:
+        print(
+            f"airline-gym audit: {len(failed)} check(s) of the exploit audit do not hold: "
+            f"{', '.join(failed)}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,6 +160,8 @@ def run(args: argparse.Namespace) -> int:
     task_set = load_task_set(benchmark_tasks(args.tasks, args.benchmark))
     ids = [t.id for t in task_set.split(args.split)]
     bases = reward_bases(args)
+    names = audit_exploits.selected_agents(args.agents)
+    audit_exploits.check_workers(args.workers)
     try:
         judge = judge_from_args(args, bases)
         by_basis = audit_bases(args.tasks, args.split, 0, args.benchmark, bases, judge)
@@ -140,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     passed = by_basis[None]
     agents = tuple(passed)
+    exploits = _exploits(args, task_set, ids, names)
     if args.json:
         record: dict[str, Any] = {
             "benchmark": args.benchmark,
@@ -158,6 +189,8 @@ def run(args: argparse.Namespace) -> int:
                 }
                 for basis in bases
             ]
+        if exploits is not None:
+            record["exploit_audit"] = exploits
         print(json.dumps(record))
     elif bases:
         rows = [
@@ -171,7 +204,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         if agents == AUDITED_GENERATED:
             print(format_table(*summary_table(task_set, ids, passed)))
-            return _gold_verdict(ids, passed)
+            if exploits is not None:
+                audit_exploits.print_report(exploits)
+            return _gold_verdict(ids, passed) or _exploit_verdict(args, exploits)
         rows = [(t, *("pass" if t in passed[name] else "-" for name in agents)) for t in ids]
         print(format_table(("task", *agents), rows))
         print()
@@ -179,7 +214,7 @@ def run(args: argparse.Namespace) -> int:
             shown = ", ".join(map(printable, passed[name])) if name != "gold" else ""
             line = f"{name} passes {len(passed[name])}/{len(ids)}"
             print(f"{line}: {shown}" if shown else line)
-    return _gold_verdict(ids, passed)
+    return _gold_verdict(ids, passed) or _exploit_verdict(args, exploits)
 
 
 def summary_table(
@@ -203,7 +238,8 @@ def summary_table(
 
 
 def _gold_verdict(ids: list[str], passed: dict[str, list[str]]) -> int:
-    gold_failed = [t for t in ids if t not in passed["gold"]]
+    gold = "gold" if "gold" in passed else "gold-dialogue"
+    gold_failed = [t for t in ids if t not in passed[gold]]
     if gold_failed:
         print(
             f"airline-gym audit: the gold agent fails {len(gold_failed)} task(s): "

@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             f"dialogue would only ignore the request): {shown}"
         )
     if done.dropped:
-        low = ", ".join(f"{printable(t)} ({r:g})" for t, r in list(done.dropped.items())[:10])
-        more = f" and {len(done.dropped) - 10} more" if len(done.dropped) > 10 else ""
-        print(f"left out (reward below {args.min_reward:g}): {low}{more}")
+        print(f"left out ({len(done.dropped)}, reward below {args.min_reward:g}):")
+        for task_id, reward in done.dropped.items():  # every one, with why
+            print(f"  {printable(task_id)} ({reward:g}): {printable(done.why.get(task_id, ''))}")
     return 0 if done.written else 1

@@ -2,8 +2,8 @@
 
 The solver (``airline_gym.taskgen.solver``) reads the DB and an :class:`~.intents.Intent`
 and returns a :class:`Solution`: one :class:`Decision` per request, in the intent's order. The
-generator turns a solution into a task's gold (``evaluation_criteria``); the scripted customer may
-read it to know which concrete flight, price or amount its stated rule comes to. Pure data.
+generator turns a solution into a task's gold (``evaluation_criteria``). The scripted customer never
+reads it: it decides from its own wishes and the episode's DB. Pure data.
 """
 
 from __future__ import annotations
@@ -37,7 +37,12 @@ class Decision:
     ``transfer_to_human_agents``). ``say``: values the agent must tell the customer (numbers,
     as ``communicate_info`` holds them). ``amount``: the money at stake in dollars (fee, refund,
     certificate), None when there is none. ``details``: the concrete choices the customer's rules
-    came to (flight numbers, price per passenger, ...), for the customer and the instructions.
+    came to (flight numbers, price per passenger, ...), for the instructions and the dialogue.
+    ``ill_posed``: why a task resting on this decision could not be solved for sure by following
+    the policy (a tie between flights that nobody breaks, new flights that do not connect); the
+    generator keeps no such task. ``choices``: how many options fitted each flight choice the
+    rule made (the generator keeps a granted choice only among enough options: a guess must not
+    find it).
     """
 
     request_index: int
@@ -48,6 +53,8 @@ class Decision:
     say: tuple[str, ...] = ()
     amount: int | None = None
     details: Mapping[str, Any] | None = None
+    ill_posed: tuple[str, ...] = ()
+    choices: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,11 @@ class Solution:
                 if call not in seen:
                     seen.append(call)
         return tuple(seen)
+
+    @property
+    def ill_posed(self) -> tuple[str, ...]:
+        """Why a task built on these decisions would be ill-posed (empty: well-posed)."""
+        return tuple(why for d in self.decisions for why in d.ill_posed)
 
     @property
     def say(self) -> tuple[str, ...]:

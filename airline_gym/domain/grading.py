@@ -31,6 +31,7 @@ from airline_gym.domain.nl_assertions import (
     NLVerdict,
     nl_assertion_steps,
 )
+from airline_gym.domain.strict_grading import StrictCheck, strict_checks, task_checks_named
 from airline_gym.domain.task_checks import KNOWN_REWARD_BASIS, run_basis
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
@@ -108,6 +109,9 @@ class Grade:
     breakdown: dict[str, float] = field(default_factory=dict)
     nl_assertions: tuple[NLAssertionCheck, ...] | None = None  # None: not judged
     judge_error: str | None = None
+    #: A strict generated task's own checks (:mod:`~airline_gym.domain.strict_grading`),
+    #: multiplied into ``reward``; empty for every other task or basis.
+    strict_checks: tuple[StrictCheck, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data (lists, dicts, strings, numbers)."""
@@ -287,7 +291,9 @@ def grade(
 
     ``reward_basis`` (default: the task's own) names the components multiplied into the
     reward; ``NL_ASSERTION`` needs ``nl``, the judge's verdict on this episode. A judge that
-    failed scores 0 with its cause in ``judge_error`` and ``note``.
+    failed scores 0 with its cause in ``judge_error`` and ``note``. On the task's own basis a
+    strict generated task's checks (``airline_gym.checks``) multiply the reward too, each in
+    ``strict_checks``; a failed one is named in ``note``.
     """
     messages = list(messages)
     basis = task.reward_basis if reward_basis is None else run_basis(reward_basis)
@@ -310,10 +316,25 @@ def grade(
     reward = 1.0
     for value in breakdown.values():
         reward *= value
+    strict: tuple[StrictCheck, ...] = ()
+    if reward_basis is None and termination_reason in GRADED_TERMINATIONS:
+        strict = strict_checks(
+            task_checks_named(task.raw),
+            db.base,
+            messages,
+            [a.name for a in task.actions],
+            task.communicate_info,
+            termination_reason,
+        )
+    if not all(c.met for c in strict):
+        reward = 0.0
     note = ""
     judge_error = nl.error if nl is not None and "NL_ASSERTION" in basis else None
     if judge_error:
         note = judge_error
+    failed = [f"{c.name}: {c.why}" for c in strict if not c.met]
+    if failed:
+        note = "; ".join([note, *failed]) if note else "; ".join(failed)
     if termination_reason not in GRADED_TERMINATIONS:
         reward = 0.0
         note = f"Simulation terminated prematurely. Termination reason: {termination_reason}"
@@ -333,6 +354,7 @@ def grade(
         breakdown=breakdown,
         nl_assertions=None if nl is None or nl.error else nl.checks,
         judge_error=judge_error,
+        strict_checks=strict,
     )
 
 
@@ -357,4 +379,4 @@ def grading(
     if ask and judge is None:
         raise ConfigError("NL_ASSERTION in reward_basis needs an NL judge (judge=...)")
     nl = (yield from nl_assertion_steps(task.nl_assertions, messages)) if ask else None
-    return grade(task, db, messages, termination_reason, basis, nl)
+    return grade(task, db, messages, termination_reason, reward_basis, nl)

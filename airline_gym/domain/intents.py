@@ -38,7 +38,9 @@ Every kind that charges (``book``, ``change_flights``, ``change_cabin``, ``add_b
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -88,7 +90,10 @@ COMPLAINTS: tuple[str, ...] = ("cancelled", "delayed")
 
 #: Information-only questions: the answer is a number the agent must say (``communicate_info``).
 QUESTIONS: dict[str, str] = {
-    "total_upcoming_cost": "the total price paid for all upcoming reservations",
+    "total_upcoming_cost": (
+        "the total price paid for all upcoming reservations: those not cancelled with a flight"
+        " still to take (not flown, not cancelled), a trip under way included"
+    ),
     "reservation_cost": "the total price paid for one reservation",
     "gift_card_balance": "the sum of the balances of all gift cards on the profile",
     "certificate_balance": "the sum of the amounts of all certificates on the profile",
@@ -98,6 +103,9 @@ QUESTIONS: dict[str, str] = {
         " positive number), on the one payment method named in ``payment`` if any"
     ),
 }
+
+
+_CLOCK_RE = re.compile(r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]")
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,17 @@ class FlightRule:
     depart_after: str | None = None
     depart_before: str | None = None
     arrive_before: str | None = None
+
+    def __post_init__(self) -> None:
+        # what a file holds is read as the customer reads it: a bad date or clock is refused here
+        try:
+            dt.date.fromisoformat(self.date)
+        except ValueError:
+            raise ValueError(f"date must be a date YYYY-MM-DD, not {self.date!r:.40}") from None
+        for name in ("depart_after", "depart_before", "arrive_before"):
+            value = getattr(self, name)
+            if value is not None and not _CLOCK_RE.fullmatch(value):
+                raise ValueError(f"{name} must be a time HH:MM:SS, not {value!r:.40}")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from airline_gym.domain.initial_state import check_initial_state
-from airline_gym.domain.task_meta import check_meta
+from airline_gym.domain.task_meta import FIELDS, STRICT_CHECK_NAMES, check_meta
 from airline_gym.domain.validation import described, json_type
 from airline_gym.errors import ConfigError
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "KNOWN_REWARD_BASIS",
     "NEEDS_JUDGE",
+    "STRICT_CHECK_NAMES",
     "check_gradable",
     "check_playable_task",
     "check_reward_basis",
@@ -78,7 +79,8 @@ def check_task(raw: Any, where: str) -> None:
 
     Checked: ``id`` (string or integer) and ``evaluation_criteria`` (``actions``: objects with a
     string ``name`` and an object ``arguments``; ``communicate_info``, ``nl_assertions``: lists
-    of strings; ``reward_basis``: a non-empty list of known basis names; each may be null).
+    of strings; ``reward_basis``: a non-empty list of known basis names; each may be null), and a
+    generated task's ``airline_gym.checks`` (known strict check names).
     """
     if not isinstance(raw, dict):
         raise ConfigError(f"{where}: must be an object, not {json_type(raw)}")
@@ -98,6 +100,7 @@ def check_task(raw: Any, where: str) -> None:
         if not _strings(criteria.get(name)):
             raise ConfigError(f"{where}: 'evaluation_criteria.{name}' must be a list of strings")
     check_reward_basis(criteria.get("reward_basis"), where)
+    _check_strict(raw.get("airline_gym"), where)
     actions = criteria.get("actions")
     if actions is not None and not isinstance(actions, list):
         raise ConfigError(f"{where}: 'evaluation_criteria.actions' must be a list")
@@ -109,6 +112,15 @@ def check_task(raw: Any, where: str) -> None:
             raise ConfigError(f"{field_}.arguments' must be an object")
         if not _strings(action.get("compare_args")):
             raise ConfigError(f"{field_}.compare_args' must be a list of strings")
+
+
+def _check_strict(extra: Any, where: str) -> None:
+    """``airline_gym.checks``, when present (what grading reads of the key; the rest of it is
+    checked with the scenario, :func:`check_playable_task`)."""
+    checks = extra.get("checks") if isinstance(extra, dict) else None
+    problem = None if checks is None else FIELDS["checks"](checks)
+    if problem is not None:
+        raise ConfigError(f"{where}: 'airline_gym.checks' {problem}")
 
 
 _SCENARIO_TEXTS = ("domain", "reason_for_call", "task_instructions")

@@ -18,10 +18,13 @@ from airline_gym.domain.intents import Intent
 from airline_gym.domain.validation import described, json_type
 from airline_gym.errors import ConfigError
 
-__all__ = ["FIELDS", "Check", "check_meta"]
+__all__ = ["FIELDS", "STRICT_CHECK_NAMES", "Check", "check_meta"]
 
 #: What is wrong with a field's value (None: nothing).
 Check = Callable[[Any], str | None]
+#: The strict checks a generated task may list in ``checks`` (see
+#: :mod:`airline_gym.domain.strict_grading`), in the order they are reported.
+STRICT_CHECK_NAMES: tuple[str, ...] = ("WRITES", "CONFIRMED", "SETTLED", "ANSWERED")
 
 
 def _strings(value: Any) -> str | None:
@@ -50,6 +53,15 @@ def _count_or_dash(value: Any) -> str | None:
     return f'must be a whole number >= 0 or "-", not {described(value)}'
 
 
+def _check_names(value: Any) -> str | None:
+    if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+        return f"must be a list of check names, not {described(value)}"
+    unknown = [c for c in value if c not in STRICT_CHECK_NAMES]
+    if unknown:
+        return f"has unknown check {unknown[0]!r:.40} (known: {', '.join(STRICT_CHECK_NAMES)})"
+    return None
+
+
 def _intent(value: Any) -> str | None:
     try:
         Intent.from_json(value)
@@ -72,6 +84,7 @@ FIELDS: dict[str, Check] = {
     "passengers": _count_or_dash,
     "payment_methods": _strings,
     "intent": _intent,
+    "checks": _check_names,  # read by grading too: check_task checks it for regrade
 }
 
 

@@ -308,9 +308,11 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         if self.protocol.seed_is_user_seed and seed is not None:
             user_seed = seed  # tau2 run: the trial's seed goes to the customer's LLM as is
         self.user.reset(task, user_seed)
+        db = start_view(task, self.base)  # the pristine DB, or where the task's state starts
+        self.user.attach_db(db)  # a customer that reads its account reads this episode's
         self.episode = Episode(
             task,
-            start_view(task, self.base),  # the pristine DB, or where the task's state starts
+            db,
             self.user,
             self.max_steps,
             self.max_errors,

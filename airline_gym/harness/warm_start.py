@@ -39,7 +39,13 @@ from airline_gym.harness.results.io import encode
 from airline_gym.harness.runner import EpisodeResult, arun_episode
 from airline_gym.users.intent_source import task_intent
 
-__all__ = ["WARM_START_AGENTS", "WarmStart", "WarmStartInterrupted", "warm_start"]
+__all__ = [
+    "WARM_START_AGENTS",
+    "WarmStart",
+    "WarmStartInterrupted",
+    "drop_reason",
+    "warm_start",
+]
 
 #: The agents whose conversations make warm-start data.
 WARM_START_AGENTS: tuple[str, ...] = ("gold-dialogue", "gold")
@@ -51,14 +57,16 @@ Progress = Callable[[int, int], None]
 @dataclass
 class WarmStart:
     """What :func:`warm_start` did: episodes played, rows written, tasks left out (below
-    ``min_reward``, with their reward), and tasks not played because the agent would show
-    nothing there (no intent, no write and nothing to say: the dialogue would ignore the
+    ``min_reward``, with their reward and why), and tasks not played because the agent would
+    show nothing there (no intent, no write and nothing to say: the dialogue would ignore the
     request)."""
 
     played: int
     written: int
     dropped: dict[str, float] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
+    #: Why each dropped task scored below ``min_reward`` (its ending, or the failed checks).
+    why: dict[str, str] = field(default_factory=dict)
 
 
 class WarmStartInterrupted(KeyboardInterrupt):
@@ -80,6 +88,7 @@ class _Rows:
         self.waiting: dict[int, EpisodeResult] = {}
         self.next = self.played = self.written = 0
         self.dropped: dict[str, float] = {}
+        self.why: dict[str, str] = {}
 
     def ended(self, done: tuple[int, EpisodeResult]) -> None:
         index, result = done
@@ -97,6 +106,7 @@ class _Rows:
             self.written += 1
         else:
             self.dropped[str(result.task_id)] = result.reward
+            self.why[str(result.task_id)] = drop_reason(result)
 
 
 def _inputs(tasks: str | os.PathLike[str], data_dir: Any) -> list[Path]:
@@ -165,8 +175,30 @@ def warm_start(
         if not rows.written:  # an empty file would only replace what ``out`` held
             file.cancel()
     return WarmStart(
-        played=rows.played, written=rows.written, dropped=rows.dropped, skipped=skipped
+        played=rows.played,
+        written=rows.written,
+        dropped=rows.dropped,
+        skipped=skipped,
+        why=rows.why,
     )
+
+
+def drop_reason(result: EpisodeResult) -> str:
+    """Why an episode scored what it did, in one line: a premature ending and its cause, the
+    failed strict checks (the grade's note), a DB that differs from the gold, or a figure not
+    said."""
+    info = result.reward_info
+    if result.termination_reason not in ("user_stop", "agent_stop"):
+        cause = f": {result.error}" if result.error else ""
+        return f"ended {result.termination_reason}{cause}"[:300]
+    if info.get("note"):
+        return str(info["note"])[:300]
+    if not info.get("db_match", True):
+        diff = info.get("db_diff_text") or []
+        return "the DB differs from the gold" + (f": {diff[0]}" if diff else "")[:300]
+    if info.get("communicate_reward") == 0.0:
+        return "a figure to say was not said"
+    return f"reward {result.reward:g}"
 
 
 def _thin(task: Task, benchmark: str) -> bool:

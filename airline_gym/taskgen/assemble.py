@@ -5,9 +5,12 @@ Two gradings (issue #29):
 ``strict`` (the default)
     A task whose decisions leave the DB unchanged for some request (a refusal, a transfer, an
     answer, a declined offer) carries the lookups those decisions depend on as gold actions and
-    has ``ACTION`` in its ``reward_basis``: an agent must have looked before it refuses. Every
-    basis is DB x COMMUNICATE (x ACTION): no judge needed. Doing nothing scores 0 on every
-    strict task.
+    has ``ACTION`` in its ``reward_basis``: an agent must have looked before it refuses. (The
+    lookups behind a write are not required: the DB shows the write; nor is a read of a
+    reservation the task's own booking made.) Every basis is DB x COMMUNICATE (x ACTION): no
+    judge needed. ``airline_gym.checks`` lists the strict checks our grader adds (what the agent
+    did: only the gold's writes, each confirmed, the customer settled, the figures told; see
+    :mod:`airline_gym.domain.strict_grading`). Doing nothing scores 0 on every strict task.
 ``benchmark``
     Graded as the 50 benchmark tasks are: DB x COMMUNICATE, gold actions are the writes only.
 
@@ -22,6 +25,7 @@ from typing import Any
 
 from airline_gym.domain.decisions import Call, Decision, Solution
 from airline_gym.domain.intents import QUESTIONS, Intent, Request
+from airline_gym.domain.task_meta import STRICT_CHECK_NAMES
 
 __all__ = ["GRADINGS", "NO_DB_CHANGE", "assemble", "changes_db", "gold_actions"]
 
@@ -61,8 +65,12 @@ def gold_actions(
     if grading == "benchmark":
         calls = [(c, False) for c in solution.writes]
         return [_action(task_id, k, c, r) for k, (c, r) in enumerate(calls)], ["DB", "COMMUNICATE"]
-    looks = any(not changes_db(d) for d in solution.decisions)
-    reads = [(c, True) for c in solution.reads]
+    looks = [d for d in solution.decisions if not changes_db(d)]
+    unique: list[Call] = []
+    for read in (r for d in looks for r in d.reads):
+        if read not in unique:
+            unique.append(read)
+    reads = [(c, True) for c in unique]
     calls = reads + [(c, False) for c in solution.writes]
     basis = ["DB", "COMMUNICATE", "ACTION"] if looks else ["DB", "COMMUNICATE"]
     return [_action(task_id, k, c, r) for k, (c, r) in enumerate(calls)], basis
@@ -149,6 +157,7 @@ def assemble(
             "outcomes": outcomes,
             "changes_db": any(changes_db(d) for d in solution.decisions),
             "grading": grading,
+            **({"checks": list(STRICT_CHECK_NAMES)} if grading == "strict" else {}),
             **dict(extra or {}),
             "intent": intent.to_json(),
         },

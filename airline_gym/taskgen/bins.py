@@ -16,10 +16,12 @@ from airline_gym.taskgen.proposals import (
     add_bags,
     add_insurance,
     book,
+    book_any,
     cancel,
     change_cabin,
     change_count,
     change_flights,
+    change_flights_any,
     change_route,
     compensation,
     edit_passenger,
@@ -86,7 +88,7 @@ _PLAN = ("change_of_plan", "other")
 
 BINS: tuple[Bin, ...] = (
     Bin("book", "book", "granted", True, 8, book),
-    Bin("book/declined", "book", "declined", False, 2, book),
+    Bin("book/declined", "book", "declined", False, 2, book_any),
     _res("cancel/24h", "granted", 3, lambda f: f.recent and _unflown(f), cancel(_PLAN)),
     _res(
         "cancel/airline",
@@ -116,21 +118,21 @@ BINS: tuple[Bin, ...] = (
         lambda f: f.cabin != "business" and not f.recent and _unflown(f),
         cancel(_PLAN),
     ),
-    _res(
+    _res(  # a transfer is what a bail-out does: kept near the benchmark's share (1 in 50)
         "cancel/flown",
         "transfer",
-        4,
+        2,
         lambda f: f.flown and not f.cancelled,
         cancel(("change_of_plan", "health")),
     ),
     _res("change_flights", "granted", 8, _changeable, change_flights),
-    _res("change_flights/declined", "declined", 2, _changeable, change_flights),
+    _res("change_flights/declined", "declined", 2, _changeable, change_flights_any),
     _res(
         "change_flights/basic",
         "refused",
         7,
         lambda f: f.cabin == "basic_economy" and _unflown(f),
-        change_flights,
+        change_flights_any,
     ),
     _res("change_flights/route", "refused", 2, _changeable, change_route),
     _res("change_cabin", "granted", 6, _unflown, change_cabin),

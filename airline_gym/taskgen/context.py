@@ -4,12 +4,13 @@ the decisions so far, and helpers to build a decision."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from airline_gym.domain.database import AirlineDB
 from airline_gym.domain.decisions import Call, Decision, Outcome
-from airline_gym.domain.intents import Intent, Request
+from airline_gym.domain.flight_options import Option, options, ranked, ties_in
+from airline_gym.domain.intents import FlightRule, Intent, Request
 from airline_gym.domain.records import Record
 from airline_gym.errors import AirlineGymError
 from airline_gym.taskgen.facts import reservation_read, user_read
@@ -28,6 +29,34 @@ class Context:
     earlier: tuple[Decision, ...]
     index: int
     request: Request
+    #: Why a task resting on this decision would be ill-posed (see ``Decision.ill_posed``).
+    ill_posed: list[str] = field(default_factory=list)
+    #: How many fitting options of the picked kind (direct, one stop) each flight choice had
+    #: (see ``Decision.choices``).
+    choices: list[int] = field(default_factory=list)
+
+    def choose(
+        self, origin: str, destination: str, rule: FlightRule, cabin: str, passengers: int
+    ) -> Option | None:
+        """The option ``rule`` picks on the DB; a pick that ties with another option (a choice
+        nobody states) is noted as ill-posed."""
+        best = ranked(options(self.db, origin, destination, rule), rule, cabin, passengers)
+        if ties_in(best, rule, cabin):
+            self.ill_posed.append(f"{rule.pick} on {rule.date} ties {origin}-{destination}")
+        chosen = best[rule.rank] if rule.rank < len(best) else None
+        alike = [o for o in best if chosen and len(o.segments) == len(chosen.segments)]
+        self.choices.append(len(alike))  # a direct pick among the directs listed first, ...
+        return chosen
+
+    def note_ties(
+        self, legs: Iterable[tuple[str, str, FlightRule]], cabin: str, passengers: int
+    ) -> None:
+        """Note a tie in the flight choices a decision did not get to (declined before them):
+        the customer's wish is unclear there all the same."""
+        for origin, destination, rule in legs:
+            best = ranked(options(self.db, origin, destination, rule), rule, cabin, passengers)
+            if ties_in(best, rule, cabin):
+                self.ill_posed.append(f"{rule.pick} on {rule.date} ties {origin}-{destination}")
 
     def decide(
         self,
@@ -53,6 +82,8 @@ class Context:
             tuple(say),
             amount,
             details,
+            tuple(self.ill_posed),
+            tuple(self.choices),
         )
 
     def user(self, user_id: str | None = None) -> Record:

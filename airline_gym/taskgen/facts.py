@@ -6,26 +6,42 @@ Every function here is a fact any agent could establish with the read tools; the
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airline_gym.domain.database import AirlineDB
 from airline_gym.domain.decisions import Call
+from airline_gym.domain.fares import BAG_FEE, INSURANCE_FEE, MAX_PASSENGERS, free_bags
+from airline_gym.domain.flight_options import Option, options, pick
 from airline_gym.domain.intents import FlightRule
 from airline_gym.domain.records import Record
-from airline_gym.domain.tools import NOW, search_direct_flight, search_onestop_flight
+from airline_gym.domain.tools import NOW
 
-#: Free checked bags per passenger, by the booking user's tier and the cabin (policy: "Checked
-#: bag allowance").
-FREE_BAGS: dict[str, dict[str, int]] = {
-    "regular": {"basic_economy": 0, "economy": 1, "business": 2},
-    "silver": {"basic_economy": 1, "economy": 2, "business": 3},
-    "gold": {"basic_economy": 2, "economy": 3, "business": 4},
-}
-BAG_FEE = 50  # policy: each extra bag is 50 dollars
-INSURANCE_FEE = 30  # policy: insurance is 30 dollars per passenger
-MAX_PASSENGERS = 5  # policy: at most five passengers per reservation
+__all__ = [
+    "BAG_FEE",
+    "COVERED_REASONS",
+    "FLOWN",
+    "INSURANCE_FEE",
+    "MAX_PASSENGERS",
+    "WITHIN_24H",
+    "Option",
+    "call",
+    "cancelled_segments",
+    "directions",
+    "flown_segments",
+    "free_bags",
+    "is_upcoming",
+    "number",
+    "options",
+    "paid",
+    "pick",
+    "plan_payment",
+    "reservation_read",
+    "searches",
+    "status_of",
+    "user_read",
+]
+
 #: Policy: a booking made within the last 24 hours can be cancelled ("now" is NOW).
 WITHIN_24H = "2024-05-14T15:00:00"
 #: Statuses of a flight-date that has taken off (policy: flown, or flying).
@@ -48,11 +64,6 @@ def user_read(user_id: str) -> Call:
 def reservation_read(reservation_id: str) -> Call:
     """``get_reservation_details`` of one reservation."""
     return call("get_reservation_details", reservation_id=reservation_id)
-
-
-def free_bags(membership: str, cabin: str, passengers: int) -> int:
-    """The free checked bags of a reservation (policy: allowance per passenger x passengers)."""
-    return FREE_BAGS[membership][cabin] * passengers
 
 
 def status_of(db: AirlineDB, flight_number: str, date: str) -> str | None:
@@ -115,50 +126,6 @@ def number(value: int | float) -> str:
     return str(int(value)) if float(value).is_integer() else str(round(value, 2))
 
 
-@dataclass(frozen=True)
-class Option:
-    """One itinerary the agent can find: its segments (flight number, date) and current prices."""
-
-    segments: tuple[Record, ...]
-
-    def price(self, cabin: str) -> int:
-        """The price per passenger in ``cabin``."""
-        return sum(int(s["prices"][cabin]) for s in self.segments)
-
-    def seats(self, cabin: str) -> int:
-        """The seats left in ``cabin`` (the fewest over the segments)."""
-        return min(int(s["available_seats"][cabin]) for s in self.segments)
-
-    @property
-    def departure(self) -> float:
-        """Departure of the first segment, in hours since midnight of the date."""
-        return _hours(self.segments[0]["scheduled_departure_time_est"])
-
-    @property
-    def arrival(self) -> float:
-        """Arrival of the last segment, in hours since midnight of the first date."""
-        last = self.segments[-1]
-        days = 24.0 if last["date"] != self.segments[0]["date"] else 0.0
-        return days + _hours(last["scheduled_arrival_time_est"])
-
-    @property
-    def flights(self) -> list[dict[str, str]]:
-        """The segments as ``FlightInfo`` arguments."""
-        return [{"flight_number": s["flight_number"], "date": s["date"]} for s in self.segments]
-
-    @property
-    def numbers(self) -> tuple[str, ...]:
-        """The flight numbers, in order."""
-        return tuple(s["flight_number"] for s in self.segments)
-
-
-def _hours(text: str) -> float:
-    """``"14:30:00"`` -> 14.5; ``"01:00:00+1"`` -> 25.0."""
-    days = 24.0 if "+1" in text else 0.0
-    hh, mm, ss = text.split("+")[0].split(":")
-    return days + int(hh) + int(mm) / 60 + int(ss) / 3600
-
-
 def searches(origin: str, destination: str, rule: FlightRule) -> tuple[Call, ...]:
     """The searches an agent must run to apply ``rule`` (one-stops only when they compete)."""
     args = {"origin": origin, "destination": destination, "date": rule.date}
@@ -167,48 +134,6 @@ def searches(origin: str, destination: str, rule: FlightRule) -> tuple[Call, ...
     if rule.pick == "exact":  # a named connection can be priced by any search: none is a must
         return (direct,) if len(rule.flight_numbers) == 1 else ()
     return (direct,) if rule.direct_only else (direct, onestop)
-
-
-def options(db: AirlineDB, origin: str, destination: str, rule: FlightRule) -> list[Option]:
-    """Every itinerary the searches of :func:`searches` return."""
-    found: list[Option] = []
-    if rule.pick != "exact" or len(rule.flight_numbers) == 1:
-        for hit in search_direct_flight(db, origin, destination, rule.date):
-            found.append(Option((dict(hit, date=rule.date),)))
-    if (rule.pick == "exact" and len(rule.flight_numbers) > 1) or (
-        rule.pick != "exact" and not rule.direct_only
-    ):
-        found.extend(
-            Option(tuple(pair))
-            for pair in search_onestop_flight(db, origin, destination, rule.date)
-        )
-    return found
-
-
-def _fits(option: Option, rule: FlightRule, cabin: str, passengers: int) -> bool:
-    if option.seats(cabin) < passengers:
-        return False
-    if rule.depart_after is not None and option.departure < _hours(rule.depart_after):
-        return False
-    if rule.depart_before is not None and option.departure > _hours(rule.depart_before):
-        return False
-    return not (rule.arrive_before is not None and option.arrival > _hours(rule.arrive_before))
-
-
-def pick(found: Iterable[Option], rule: FlightRule, cabin: str, passengers: int) -> Option | None:
-    """The itinerary the customer's rule comes to, or None when nothing fits."""
-    fitting = [o for o in found if _fits(o, rule, cabin, passengers)]
-    if rule.pick == "exact":
-        fitting = [o for o in fitting if o.numbers == tuple(rule.flight_numbers)]
-    keys = {
-        "cheapest": lambda o: (o.price(cabin), o.departure, o.numbers),
-        "earliest": lambda o: (o.departure, o.price(cabin), o.numbers),
-        "latest": lambda o: (-o.departure, o.price(cabin), o.numbers),
-        "fastest": lambda o: (o.arrival - o.departure, o.price(cabin), o.numbers),
-        "exact": lambda o: (o.price(cabin), o.numbers),
-    }
-    ranked = sorted(fitting, key=keys[rule.pick])
-    return ranked[rule.rank] if rule.rank < len(ranked) else None
 
 
 def payment_sources(user: Record) -> Mapping[str, Record]:

@@ -19,9 +19,15 @@ from airline_gym.domain.database import PristineDB
 from airline_gym.domain.decisions import Solution
 from airline_gym.domain.intents import Intent, Request
 from airline_gym.errors import describe_exception
-from airline_gym.taskgen.assemble import GRADINGS, assemble, changes_db, sequence_key
+from airline_gym.taskgen.assemble import (
+    GRADINGS,
+    assemble,
+    changes_db,
+    gold_actions,
+    sequence_key,
+)
 from airline_gym.taskgen.bins import BINS, Bin
-from airline_gym.taskgen.pools import Pools, build_pools
+from airline_gym.taskgen.pools import MIN_CHOICES, Pools, build_pools
 from airline_gym.taskgen.stats import payment_sources
 
 __all__ = ["COMBOS", "Generated", "Template", "generate", "templates"]
@@ -50,7 +56,7 @@ COMBOS: tuple[tuple[tuple[str, ...], bool, float], ...] = (
     (("cancel/insured", "change_flights"), False, 2),
     (("cancel/refused", "info"), False, 1),
     (("change_flights/basic", "info"), False, 1),
-    (("cancel/flown", "info"), False, 1),
+    (("info", "cancel/flown"), False, 1),  # the question first: the call ends at a transfer
     (("book", "info"), False, 1),
 )
 _TRIES = 40  # proposals per task before another template is drawn
@@ -194,6 +200,14 @@ def _fits(template: Template, solution: Solution, grading: str) -> str:
             return f"{b.name}: says 0"  # too easy to say by chance
     if grading == "strict" and not (solution.reads or solution.say or solution.writes):
         return "nothing to check"  # doing nothing would pass it
+    if solution.ill_posed:
+        return f"ill-posed: {solution.ill_posed[0]}"  # a tie, flights that do not connect
+    for d in solution.decisions:
+        if d.outcome == "granted" and d.choices and min(d.choices) < MIN_CHOICES:
+            return "few choices"  # proposing the search hits in order would find the flight
+    outcomes = [d.outcome for d in solution.decisions]
+    if "transfer" in outcomes[:-1]:
+        return "ill-posed: a request after the hand-off"  # the call ends at the transfer
     return ""
 
 
@@ -291,6 +305,17 @@ def generate(
                         log.warning("generate: %s on %s", describe_exception(exc), intent)
             if not why:
                 task_id = f"g{seed}_{out.made}"
+                actions, _ = gold_actions(task_id, solution, grading)
+                key = sequence_key(
+                    [
+                        intent.user_id,
+                        [[a["name"], a["arguments"]] for a in actions],
+                        list(solution.say),
+                    ]
+                )
+                digest = hashlib.sha256(key.encode()).digest()[:16]
+                why = "duplicate" if digest in seen else ""
+            if not why:
                 record = assemble(
                     task_id,
                     intent,
@@ -304,27 +329,15 @@ def generate(
                     },
                 )
                 record["airline_gym"].update(_profile(pools, intent, record))
-                criteria = record["evaluation_criteria"]
-                key = sequence_key(
-                    [
-                        intent.user_id,
-                        [[a["name"], a["arguments"]] for a in criteria["actions"]],
-                        criteria["communicate_info"],
-                    ]
-                )
-                digest = hashlib.sha256(key.encode()).digest()[:16]
-                if digest in seen:
-                    why = "duplicate"
+                seen.add(digest)
+                out.made += 1
+                out.unchanged += not record["airline_gym"]["changes_db"]
+                if sink is None:
+                    out.records.append(record)
                 else:
-                    seen.add(digest)
-                    out.made += 1
-                    out.unchanged += not record["airline_gym"]["changes_db"]
-                    if sink is None:
-                        out.records.append(record)
-                    else:
-                        sink(record)
-                    failures[template.name] = 0
-                    break
+                    sink(record)
+                failures[template.name] = 0
+                break
             cause = why if why.startswith("error") else why.split(":")[0]
             out.rejected[cause] = out.rejected.get(cause, 0) + 1
             failures[template.name] += 1

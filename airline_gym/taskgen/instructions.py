@@ -45,7 +45,8 @@ _REASON = {
 }
 #: The information-only questions as the customer asks them ("{which}": the reservation).
 _ASK = {
-    "total_upcoming_cost": "how much you paid in all for your upcoming reservations",
+    "total_upcoming_cost": "how much you paid in all for your upcoming reservations (each one"
+    " not cancelled that still has a flight to take, a trip you are in the middle of included)",
     "reservation_cost": "how much you paid in all for {which}",
     "gift_card_balance": "how much is left on your gift cards, added together",
     "certificate_balance": "how much your travel certificates are worth, added together",

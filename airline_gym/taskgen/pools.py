@@ -20,6 +20,10 @@ __all__ = ["NOW", "RECENT_SINCE", "Pools", "ReservationFacts", "build_pools"]
 NOW = "2024-05-15T15:00:00"
 RECENT_SINCE = "2024-05-14T15:00:00"
 FUTURE_DATES: tuple[str, ...] = tuple(f"2024-05-{d:02d}" for d in range(16, 31))
+#: A granted flight choice is made among at least this many options of the kind it picks (direct
+#: or one stop): with fewer, an agent proposing the search hits in listed order finds the flight
+#: within the customer's two tries more often than not.
+MIN_CHOICES = 4
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,9 @@ class Pools:
     #: (origin, destination) -> dates with an available direct flight
     routes: dict[tuple[str, str], tuple[str, ...]]
     names: tuple[tuple[str, str], ...]
+    #: (origin, destination) -> dates with at least :data:`MIN_CHOICES` available direct
+    #: flights (where a flight rule has enough options that a guess is unlikely to find it)
+    wide: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     excluded_users: int = 0
     excluded_reservations: int = 0
     _lists: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -116,10 +123,17 @@ def build_pools(
     for rid, facts in reservations.items():
         by_user[facts.user_id].append(rid)
     routes: dict[tuple[str, str], set[str]] = {}
+    counts: dict[tuple[str, str, str], int] = {}
     for flight in db.flights.values():
         for date, status in (flight.get("dates") or {}).items():
             if date in FUTURE_DATES and status.get("status") == "available":
                 routes.setdefault((flight["origin"], flight["destination"]), set()).add(date)
+                key = (flight["origin"], flight["destination"], date)
+                counts[key] = counts.get(key, 0) + 1
+    wide: dict[tuple[str, str], set[str]] = {}
+    for (origin, destination, date), n in counts.items():
+        if n >= MIN_CHOICES:
+            wide.setdefault((origin, destination), set()).add(date)
     names = tuple(
         sorted({(u["name"]["first_name"], u["name"]["last_name"]) for u in db.users.values()})
     )
@@ -129,6 +143,7 @@ def build_pools(
         reservations=reservations,
         by_user={u: tuple(v) for u, v in by_user.items()},
         routes={k: tuple(sorted(v)) for k, v in sorted(routes.items())},
+        wide={k: tuple(sorted(v)) for k, v in sorted(wide.items())},
         names=names,
         excluded_users=len(db.users) - len(users),
         excluded_reservations=len(db.reservations) - len(reservations),

@@ -21,6 +21,7 @@ from airline_gym.domain.intents import (
     Request,
     Trip,
 )
+from airline_gym.taskgen.facts import directions as segment_directions
 from airline_gym.taskgen.pools import FUTURE_DATES, Pools, ReservationFacts
 
 __all__ = [
@@ -30,10 +31,12 @@ __all__ = [
     "add_bags",
     "add_insurance",
     "book",
+    "book_any",
     "cancel",
     "change_cabin",
     "change_count",
     "change_flights",
+    "change_flights_any",
     "change_route",
     "compensation",
     "edit_passenger",
@@ -109,6 +112,19 @@ def _rule(rng: random.Random, date: str) -> FlightRule:
 
 
 def change_flights(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
+    """Move one or both directions to the flight a rule picks, on a date with enough direct
+    flights of the direction's route that the pick is not a guess (``pools.wide``)."""
+    return _change_flights(rng, pools, facts, wide=True)
+
+
+def change_flights_any(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
+    """:func:`change_flights` on any date within three days (for refusals and declines)."""
+    return _change_flights(rng, pools, facts, wide=False)
+
+
+def _change_flights(
+    rng: random.Random, pools: Pools, facts: ReservationFacts, wide: bool
+) -> Request | None:
     res = pools.db.reservations[facts.reservation_id]
     payment = _payment_one(rng, pools, facts.user_id)
     if not payment:
@@ -117,10 +133,18 @@ def change_flights(rng: random.Random, pools: Pools, facts: ReservationFacts) ->
     if facts.round_trip:
         directions = rng.choice((["outbound"], ["return"], ["outbound", "return"]))
     dates = sorted({seg["date"] for seg in res["flights"]})
+    parts = segment_directions(res)
     legs = []
     for direction in directions:
         base = dates[0] if direction == "outbound" else dates[-1]
-        later = [d for d in FUTURE_DATES if d != base and abs(int(d[-2:]) - int(base[-2:])) <= 3]
+        pool: tuple[str, ...] = FUTURE_DATES
+        if wide and parts[direction]:
+            route = (
+                res["flights"][parts[direction][0]]["origin"],
+                res["flights"][parts[direction][-1]]["destination"],
+            )
+            pool = pools.wide.get(route, ())
+        later = [d for d in pool if d != base and abs(int(d[-2:]) - int(base[-2:])) <= 3]
         if not later:
             return None
         legs.append(Leg(direction, _rule(rng, rng.choice(later))))  # type: ignore[arg-type]
@@ -136,7 +160,7 @@ def change_flights(rng: random.Random, pools: Pools, facts: ReservationFacts) ->
 
 def change_route(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
     """A flight change that would end one direction somewhere else (the policy refuses)."""
-    request = change_flights(rng, pools, facts)
+    request = change_flights_any(rng, pools, facts)
     if request is None:
         return None
     leg = request.legs[0]
@@ -279,13 +303,33 @@ def _split_payment(rng: random.Random, methods: list[Any]) -> tuple[PaymentPart,
 def book(
     rng: random.Random, pools: Pools, user: str | None, taken: frozenset[str]
 ) -> tuple[str, Request] | None:
+    """A booking by a stated rule, on dates with enough direct flights that the rule's pick is
+    not a guess (``pools.wide``)."""
+    return _book(rng, pools, user, pools.wide)
+
+
+def book_any(
+    rng: random.Random, pools: Pools, user: str | None, taken: frozenset[str]
+) -> tuple[str, Request] | None:
+    """:func:`book` on any date with an available flight (for declines)."""
+    return _book(rng, pools, user, pools.routes)
+
+
+def _book(
+    rng: random.Random,
+    pools: Pools,
+    user: str | None,
+    routes_dates: dict[tuple[str, str], tuple[str, ...]],
+) -> tuple[str, Request] | None:
     user = user or rng.choice(pools.users)
     record = pools.user(user)
-    routes = list(pools.routes)
+    routes = list(routes_dates)
+    if not routes:
+        return None
     origin, destination = routes[rng.randrange(len(routes))]
-    dates = pools.routes[origin, destination]
+    dates = routes_dates[origin, destination]
     out_date = rng.choice(dates)
-    back = [d for d in pools.routes.get((destination, origin), ()) if d > out_date]
+    back = [d for d in routes_dates.get((destination, origin), ()) if d > out_date]
     return_rule = _rule(rng, rng.choice(back)) if back and rng.random() < 0.5 else None
     count = rng.choices((1, 2, 3, 4, 5), weights=(40, 30, 15, 10, 5))[0]
     name = record["name"]

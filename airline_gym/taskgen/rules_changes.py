@@ -5,9 +5,12 @@ Each rule cites the policy clause ("Modify flight") it implements, in our words.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from airline_gym.domain.decisions import Decision
+from airline_gym.domain.fares import nonfree_after_adding, segment_price
+from airline_gym.domain.flight_options import itinerary_connects
 from airline_gym.domain.records import Record
 from airline_gym.taskgen.context import Context, SolverError
 from airline_gym.taskgen.facts import (
@@ -17,8 +20,6 @@ from airline_gym.taskgen.facts import (
     directions,
     flown_segments,
     free_bags,
-    options,
-    pick,
     searches,
     status_of,
     user_read,
@@ -60,19 +61,12 @@ def _payment(
 
 
 def _new_price(ctx: Context, reservation: Record, cabin: str, flight: dict[str, str]) -> int:
-    """What the tool charges for one segment: a kept segment in the same cabin keeps its price
-    (policy: kept segments are not repriced), any other pays today's price."""
-    if cabin == reservation["cabin"]:
-        for segment in reservation["flights"]:
-            if (segment["flight_number"], segment["date"]) == (
-                flight["flight_number"],
-                flight["date"],
-            ):
-                return int(segment["price"])
-    record = ctx.db.flight(flight["flight_number"])
-    if record is None or record["dates"][flight["date"]]["status"] != "available":
+    """What the tool charges for one segment (:func:`~airline_gym.domain.fares.segment_price`:
+    a kept segment in the same cabin keeps its price)."""
+    price = segment_price(ctx.db, reservation, cabin, flight)
+    if price is None:
         raise SolverError(f"request {ctx.index}: {flight} cannot be priced")
-    return int(record["dates"][flight["date"]]["prices"][cabin])
+    return price
 
 
 def _update(
@@ -84,7 +78,7 @@ def _update(
     total = sum(_new_price(ctx, reservation, cabin, f) for f in flights) * passengers - old
     payment_id, refused = _payment(ctx, reservation, total, "the change costs", reads)
     if refused is not None:
-        return refused
+        return replace(refused, details={"flights": flights, "cabin": cabin})
     write = call(
         "update_reservation_flights",
         reservation_id=reservation["reservation_id"],
@@ -153,13 +147,25 @@ def change_flights(ctx: Context) -> Decision:
         rule = chosen[direction]
         origin, destination = segments[indexes[0]]["origin"], segments[indexes[-1]]["destination"]
         reads += searches(origin, destination, rule)
-        option = pick(options(ctx.db, origin, destination, rule), rule, cabin, passengers)
+        option = ctx.choose(origin, destination, rule, cabin, passengers)
+        if option is None or (rule.max_price is not None and option.price(cabin) > rule.max_price):
+            rest = [
+                (segments[parts[d][0]]["origin"], segments[parts[d][-1]]["destination"], chosen[d])
+                for d in ("return",)
+                if direction == "outbound" and d in chosen and parts[d]
+            ]
+            ctx.note_ties(rest, cabin, passengers)
         if option is None:
             return ctx.decide("declined", "no available flight fits the customer's rule", reads)
         if rule.max_price is not None and option.price(cabin) > rule.max_price:
-            return ctx.decide("declined", "the flight costs more than the customer's cap", reads)
+            offered = {"flights": flights + option.flights, "cabin": cabin}
+            clause = "the flight costs more than the customer's cap"
+            return ctx.decide("declined", clause, reads, details=offered)
         flights += option.flights
-    if [f["date"] for f in flights] != sorted(f["date"] for f in flights):
+    kept_keys = {(s["flight_number"], s["date"]) for s in kept}
+    new = {(f["flight_number"], f["date"]) for f in flights} - kept_keys
+    if not itinerary_connects(ctx.db, flights, new):
+        ctx.ill_posed.append("a new flight leaves before the flight before it arrives")
         return ctx.decide("declined", "the new flights would not follow one another", reads)
     current = [{"flight_number": s["flight_number"], "date": s["date"]} for s in segments]
     if flights == current and cabin == reservation["cabin"]:
@@ -221,7 +227,9 @@ def change_cabin(ctx: Context) -> Decision:
 
 def add_bags(ctx: Context) -> Decision:
     """Policy "Change baggage": bags are added, never removed; the tier x cabin allowance is
-    free, each extra bag costs 50."""
+    free, each extra bag costs 50. Our reading for bags already on the reservation (after a
+    cabin downgrade lowered the allowance, say): they keep their status and are not charged
+    again; see :func:`~airline_gym.domain.fares.nonfree_after_adding`."""
     reservation, refusal = ctx.reservation()
     if reservation is None:
         return refusal  # type: ignore[return-value]
@@ -237,11 +245,13 @@ def add_bags(ctx: Context) -> Decision:
     owner = ctx.user(reservation["user_id"])
     reads.append(user_read(owner["user_id"]))
     allowance = free_bags(owner["membership"], reservation["cabin"], len(reservation["passengers"]))
-    nonfree = max(int(reservation["nonfree_baggages"]), wanted - allowance)
+    nonfree = nonfree_after_adding(
+        int(reservation["total_baggages"]), int(reservation["nonfree_baggages"]), allowance, wanted
+    )
     fee = BAG_FEE * (nonfree - int(reservation["nonfree_baggages"]))
     payment_id, refused = _payment(ctx, reservation, fee, "the bags cost", reads)
     if refused is not None:
-        return refused
+        return replace(refused, details={"total_bags": wanted})
     write = call(
         "update_reservation_baggages",
         reservation_id=rid,

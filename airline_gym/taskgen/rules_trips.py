@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from airline_gym.domain.decisions import Decision
+from airline_gym.domain.flight_options import itinerary_connects
 from airline_gym.domain.records import Record
 from airline_gym.taskgen.context import Context, SolverError
 from airline_gym.taskgen.facts import (
@@ -23,9 +24,7 @@ from airline_gym.taskgen.facts import (
     free_bags,
     is_upcoming,
     number,
-    options,
     paid,
-    pick,
     plan_payment,
     reservation_read,
     searches,
@@ -92,24 +91,29 @@ def book(ctx: Context) -> Decision:
         legs.append((trip.destination, trip.origin, trip.return_rule))
     flights: list[dict[str, str]] = []
     price = 0
-    for origin, destination, rule in legs:
+    for index, (origin, destination, rule) in enumerate(legs):
         reads += searches(origin, destination, rule)
-        option = pick(options(ctx.db, origin, destination, rule), rule, cabin, n)
+        option = ctx.choose(origin, destination, rule, cabin, n)
+        if option is None or (rule.max_price is not None and option.price(cabin) > rule.max_price):
+            ctx.note_ties(legs[index + 1 :], cabin, n)
         if option is None:
             return ctx.decide("declined", "no available flight fits the customer's rule", reads)
         if rule.max_price is not None and option.price(cabin) > rule.max_price:
-            return ctx.decide("declined", "the flight costs more than the customer's cap", reads)
+            over = {"flights": flights + option.flights, "cabin": cabin}
+            clause = "the flight costs more than the customer's cap"
+            return ctx.decide("declined", clause, reads, details=over)
         flights += option.flights
         price += option.price(cabin)
-    if [f["date"] for f in flights] != sorted(f["date"] for f in flights):
+    if not itinerary_connects(ctx.db, flights):
+        ctx.ill_posed.append("the return leaves before the outbound arrives")
         return ctx.decide("declined", "the return would leave before the outbound", reads)
     bags = request.total_bags or 0
     nonfree = max(0, bags - free_bags(user["membership"], cabin, n))
     total = price * n + (INSURANCE_FEE * n if request.insurance else 0) + BAG_FEE * nonfree
     if request.max_total is not None and total > request.max_total:
-        return ctx.decide(
-            "declined", f"the booking costs {total}, over the customer's cap", reads, amount=total
-        )
+        offered: dict[str, Any] = {"flights": flights, "cabin": cabin, "total": total}
+        clause = f"the booking costs {total}, over the customer's cap"
+        return ctx.decide("declined", clause, reads, amount=total, details=offered)
     plan = plan_payment(user, [(p.payment_id, p.amount) for p in request.payment], total)
     if isinstance(plan, str):
         outcome = "refused" if "profile" in plan or "at most" in plan else "declined"
@@ -243,7 +247,9 @@ def info(ctx: Context) -> Decision:
         source = "gift_card" if question == "gift_card_balance" else "certificate"
         value = sum(m["amount"] for m in methods if m["source"] == source)
     elif question == "total_upcoming_cost":
-        reads += [reservation_read(rid) for rid in user["reservations"]]
+        # a reservation this customer's own booking made needs no look-up: the agent made it
+        known = ctx.db.base.reservations
+        reads += [reservation_read(rid) for rid in user["reservations"] if rid in known]
         records = [ctx.db.reservation(rid) for rid in user["reservations"]]
         value = sum(paid(r) for r in records if r is not None and is_upcoming(ctx.db, r))
     elif question in ("reservation_cost", "bag_allowance"):

@@ -41,5 +41,13 @@ class UserSimulator(ABC):
             return self.reply(dialogue)
         return await asyncio.to_thread(self.reply, dialogue)
 
+    def attach_db(self, db: Any) -> None:  # noqa: B027 - optional hook, a no-op by default
+        """Hand over the episode's live DB (an ``AirlineDB``), after :meth:`reset`.
+
+        A customer that reads its own account (the offline intent customer checks that a change
+        the agent says it made is there, and judges flights on today's seats and prices) keeps
+        it and only reads it; the others ignore it.
+        """
+
     def check_ready(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Raise :class:`UserSimulatorError` at once if replies cannot work (e.g. no API key)."""

@@ -3,9 +3,8 @@
 :func:`task_intent` reads a task's intent: a generated task carries it (``task["airline_gym"]
 ["intent"]``); a benchmark task whose request the solver lane wrote as one gets that intent (of
 its own benchmark, and only when the task's user is the intent's). :func:`granted_writes` assigns
-the task's gold writes to the intent's requests, so the customer knows which proposal its rule
-came to and which request the policy refuses, and the gold dialogue knows where to confirm and
-where to refuse.
+the task's gold writes to the intent's requests, so that the gold dialogue knows where to confirm
+and where to refuse. The customer never calls it: it reads no gold.
 """
 
 from __future__ import annotations
@@ -85,12 +84,15 @@ def _grants(request: Request, action: GoldAction) -> bool:
 def granted_writes(
     requests: Sequence[Request], actions: Sequence[GoldAction]
 ) -> list[tuple[GoldAction, ...]]:
-    """The gold writes that carry out each request (none when the policy refuses it); a write
-    goes to the first request, in order, that it could carry out."""
+    """The gold write that carries out each request (none when the policy refuses it): each
+    request takes the first write not taken yet that could carry it out (a cabin change and a
+    flight change of one reservation each take one ``update_reservation_flights``)."""
     taken: set[int] = set()
-    out = []
+    out: list[tuple[GoldAction, ...]] = []
     for request in requests:
-        mine = [i for i, a in enumerate(actions) if i not in taken and _grants(request, a)]
-        taken.update(mine)
-        out.append(tuple(actions[i] for i in mine))
+        mine = next(
+            (i for i, a in enumerate(actions) if i not in taken and _grants(request, a)), None
+        )
+        taken.update(() if mine is None else (mine,))
+        out.append(() if mine is None else (actions[mine],))
     return out

@@ -2,146 +2,109 @@
 
 :class:`IntentPlayer` is what ``user="scripted"`` (:class:`~airline_gym.users.ScriptedUser`)
 runs when a task carries an :class:`~airline_gym.domain.intents.Intent` (generated tasks, and
-benchmark tasks whose request has been written as one). Unlike the keyword customer it says no:
+benchmark tasks whose request has been written as one). It decides from its own wishes and the
+episode's live DB (handed over with :meth:`IntentPlayer.attach_db`), never from the task's gold.
+Its rules, for each agent message, in order:
 
-- it states its requests one at a time, in order, and answers what it is asked from its known
-  info; an item of its unknown info gets "I don't remember" and is never offered;
-- it says yes only to a proposal that matches its current request: another flight than its rule
-  came to (the task's gold writes), another cabin, reservation or payment method, insurance or
-  bags it did not ask for, or a change of another kind gets a no; over its budget cap
-  (a request the gold grants no write) it declines;
-- after a refusal it pushes back ``insist`` times, then accepts it and moves on;
-- it ends (``###STOP###``) when every request is done, refused or declined, or when the agent
-  stalls three times in a row (twice if impatient); ``###TRANSFER###`` when the agent says it
-  transfers the customer to a human agent.
+1. The agent says it transfers the customer to a human agent: ``###TRANSFER###``.
+2. The agent says a change was made: the customer reads its account; the change it asked for is
+   there: "Thank you!" and its next request; else "I don't see that change on my account."
+3. Its request is a question and the message states figures: one figure is its answer; several
+   get "Which is it?".
+4. A statement (no question) saying something will not be done (a negation: "doesn't qualify",
+   "I can't", "unfortunately", ...) is a refusal, whatever the words: it pushes back ``insist``
+   times, then accepts it and moves on.
+5. A question asking for a detail (which, what, how, ...) gets the detail from its wishes; an
+   identity question (user id, reservation id, ...) its known info ("I don't remember" for its
+   unknown info, which it never offers).
+6. A message naming the details of a write is a proposal, however it is worded. It says yes when
+   the proposal is what it wants (:func:`~airline_gym.users.intent_wishes.judge`: its
+   reservation, any flight its rule allows now, its cabin, bags, payment methods), no with what
+   it wants instead otherwise (after two such misses it leaves, unsatisfied), and declines what
+   is over its budget. A question without the details gets "What exactly would you do?".
+7. "Anything else?": the next request when its account shows this one done, else it restates it.
+8. Anything else is a stall: it restates its request; after three stalls in a row (two if
+   impatient), or ``max_turns`` turns, it leaves unsatisfied.
+
+It ends with ``###STOP###`` when every request is granted, refused or declined. How it leaves
+unsatisfied is :data:`~airline_gym.domain.said.LEAVE_UNSATISFIED` (strict grading reads it).
+
+Each reply costs the same at any turn: the customer keeps its state and reads only the messages
+added since its last reply (a dialogue that is not a continuation is replayed from its start), and
+of a message only its first :data:`~airline_gym.domain.said.READ_LIMIT` characters (what strict
+grading counts as seen).
 """
 
 from __future__ import annotations
 
 import copy
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from airline_gym.data import data_files
+from airline_gym.domain.database import AirlineDB, load_pristine
 from airline_gym.domain.intents import Intent, Request
 from airline_gym.domain.prompts import STOP, TRANSFER
-from airline_gym.domain.tasks import GoldAction, Task
+from airline_gym.domain.said import LEAVE_UNSATISFIED, figures, readable
 from airline_gym.users.base import Dialogue
-from airline_gym.users.intent_source import carries_intent, granted_writes, task_intent
+from airline_gym.users.dialogue_cursor import DialogueCursor
+from airline_gym.users.intent_wishes import judge, shows_done
 from airline_gym.users.intent_words import (
-    CONFIRM_RE,
     DONE_RE,
-    FLIGHT_RE,
     HELP_RE,
-    KIND_RE,
-    MONEY_RE,
     MORE_RE,
-    NUMBER_RE,
     REFUSAL_RE,
-    cabin_said,
+    WH_RE,
     detail_answers,
     say_request,
 )
 from airline_gym.users.scripted_rules import (
     IDENTITY_RULES,
-    PAYMENT_ID_RE,
-    RESERVATION_ID_RE,
     TRANSFER_RE,
     asking_parts,
 )
-from airline_gym.users.trips import trips
 
-__all__ = ["IntentPlayer", "customer_for"]
+__all__ = ["IntentPlayer"]
 
-#: Other kinds' words a proposal for a request of this kind may contain without being another
-#: change (a booking has bags and a cabin; a flight change may book new flights, ...).
-_COMPATIBLE: dict[str, frozenset[str]] = {
-    "book": frozenset({"add_bags", "change_cabin", "add_insurance", "edit_passenger"}),
-    "change_flights": frozenset({"book", "change_cabin"}),
-    "change_cabin": frozenset({"book"}),
-    "cancel": frozenset({"compensation"}),
-    "compensation": frozenset({"cancel"}),
-}
 _YES = ("Yes, please go ahead.", "Yes, that's right.", "Yes, I confirm.")
 _PUSH = (
     "I really need this. Could you make an exception just this once?",
     "Please check again; this matters a lot to me.",
 )
 _NUDGE = ("Could you help me with that?", "To be clear:", "Let me say it again:")
-_SLOW = "I don't think we're getting anywhere. Never mind, goodbye. " + STOP
+VAGUE = "What exactly would you do? Please tell me the details first."
+NOT_SEEN = "I don't see that change on my account."
+WHICH = "Which is it? Just the total, please."
+_STALLED, _NOT_DONE, _MISSED, _TOO_LONG = LEAVE_UNSATISFIED
 _DONE = "Thank you, that's everything I needed. " + STOP
-
-
-def customer_for(
-    task: Task, benchmark: str | None = None, max_turns: int = 30, data_dir: Any = None
-) -> IntentPlayer | None:
-    """The intent-playing customer of ``task``, or None when it has no intent.
-
-    A generated task's customer can say every reservation id of its requests (unless its intent
-    lists them as unknown); a benchmark task's customer only the ids its scenario names, and
-    words any other reservation by its trip (read from the DB), as the benchmark's customers do.
-    What a task's customer is (its intent, the gold writes of each request, the ids it can say)
-    is worked out once per task; each call returns a fresh player of it.
-    """
-    key = (id(task), benchmark, max_turns, None if data_dir is None else str(data_dir))
-    with _PLAYERS_LOCK:
-        known = _PLAYERS.get(key)
-        if known is not None:
-            _PLAYERS.move_to_end(key)
-    if known is not None and known[0] is task:
-        template = known[1]
-    else:
-        template = _player_of(task, benchmark, max_turns, data_dir)
-        with _PLAYERS_LOCK:  # the task is kept with its player: its id() is not reused
-            _PLAYERS[key] = (task, template)
-            while len(_PLAYERS) > _PLAYERS_KEPT:
-                _PLAYERS.popitem(last=False)
-    return None if template is None else template.fresh()
-
-
-def _player_of(
-    task: Task, benchmark: str | None, max_turns: int, data_dir: Any
-) -> IntentPlayer | None:
-    intent = task_intent(task, benchmark)
-    if intent is None:
-        return None
-    if carries_intent(task):
-        return IntentPlayer(intent, task.actions, max_turns)
-    text = " ".join(str(v) for v in task.instructions.values() if v)
-    named = frozenset(RESERVATION_ID_RE.findall(text))
-    return IntentPlayer(intent, task.actions, max_turns, named, trips(data_dir))
-
-
-#: The players :func:`customer_for` made, by task (most recent last, at most _PLAYERS_KEPT).
-_PLAYERS: OrderedDict[tuple[Any, ...], tuple[Task, IntentPlayer | None]] = OrderedDict()
-_PLAYERS_KEPT = 1024
-_PLAYERS_LOCK = threading.Lock()
 
 
 @dataclass
 class _Progress:
-    """Where the customer is in its current request."""
+    """Where the customer is: its current request and how that request is going."""
 
     index: int = 0
     pushed: int = 0
-    confirmed: bool = False
     stalls: int = 0
-    yeses: int = 0
+    misses: int = 0
+    yeses: int = 0  # in the whole call: its yeses take turns, never three alike in a row
+    turns: int = 0
+    #: What it said yes to for the current request (read back from its account).
+    deal: dict[str, Any] = field(default_factory=dict)
     said: list[str] = field(default_factory=list)
 
 
 class IntentPlayer:
-    """One conversation's customer for ``intent``; ``actions`` are the task's gold actions."""
+    """One conversation's customer for ``intent``."""
 
     def __init__(
         self,
         intent: Intent,
-        actions: Sequence[GoldAction] = (),
         max_turns: int = 30,
         known_ids: frozenset[str] | None = None,
         describe: Callable[[str], str | None] | None = None,
+        data_dir: Any = None,
     ) -> None:
         #: The reservation ids the customer can say (None: every id of its requests, unless
         #: ``reservation_ids`` is unknown); ``describe(id)`` words a trip whose id it cannot say.
@@ -149,14 +112,30 @@ class IntentPlayer:
         self.describe = describe
         self.intent = intent
         self.max_turns = max_turns
-        self.granted = granted_writes(intent.requests, actions)
+        self.data_dir = data_dir
         self.state = _Progress()
+        self._db: AirlineDB | None = None
+        self._cursor = DialogueCursor()
+        self._answer = ""
+
+    def attach_db(self, db: AirlineDB) -> None:
+        """Read the customer's account from ``db`` (the episode's live DB)."""
+        self._db = db
+
+    @property
+    def db(self) -> AirlineDB:
+        """The DB the customer reads: the episode's, else a fresh copy of the pristine DB."""
+        if self._db is None:
+            path = None if self.data_dir is None else data_files(self.data_dir).db
+            self._db = load_pristine(path).fork()
+        return self._db
 
     def fresh(self) -> IntentPlayer:
         """A player of the same customer at the start of a conversation (what it knows is
         shared: none of it changes)."""
         player = copy.copy(self)
-        player.state = _Progress()
+        player.state, player._db = _Progress(), None
+        player._cursor, player._answer = DialogueCursor(), ""
         return player
 
     # -- what the customer knows ----------------------------------------------------------------
@@ -219,64 +198,91 @@ class IntentPlayer:
     def reply(self, dialogue: Dialogue) -> str:
         """The next customer message (see the module docstring).
 
-        A function of the dialogue alone: the customer's progress through its requests is
-        replayed from the dialogue's start at every call, so a repeated or edited call gives
-        the reply that dialogue calls for.
+        Reads only the messages added since the last call when ``dialogue`` continues the one it
+        answered then (the env's case); any other dialogue is replayed from its start.
         """
-        self.state = _Progress()
-        answer = self.opening() if not dialogue else ""
-        for i, message in enumerate(dialogue):
+        start = self._cursor.advance(dialogue)
+        if start is None:  # the very dialogue answered last time
+            return self._answer
+        if start == 0:
+            self.state = _Progress()
+            self._answer = self.opening() if not dialogue else ""
+        for i in range(start, len(dialogue)):
+            message = dialogue[i]
             ends_turn = i + 1 == len(dialogue) or dialogue[i + 1].get("role") == "user"
             if message.get("role") == "assistant" and ends_turn:
-                answer = self._reply_to(dialogue[: i + 1])
-        return answer
+                self._answer = self._reply_to(readable(str(message.get("content") or "")))
+        return self._answer
 
-    def _reply_to(self, dialogue: Dialogue) -> str:
-        agent = [str(m.get("content") or "") for m in dialogue if m.get("role") == "assistant"]
-        turns = sum(1 for m in dialogue if m.get("role") == "user")
-        last = agent[-1] if agent else ""
+    def _reply_to(self, last: str) -> str:
+        state = self.state
+        state.turns += 1
         if TRANSFER_RE.search(last):
             return TRANSFER
-        if turns == 0:
+        if state.turns == 1:
             return self.opening()
-        if turns >= self.max_turns:
-            return STOP
+        if state.turns > self.max_turns:
+            return self._leave(_TOO_LONG)
         request = self._current()
         if request is None:
             return _DONE
         answer = self._react(last, request)
-        if answer is None:
-            return self._stall(request)
-        self.state.stalls = 0
-        return self._say(answer)
+        return answer if answer is not None else self._stall(request)
 
     def _react(self, text: str, request: Request) -> str | None:
         """The answer to one agent message, or None when it gives the customer nothing to do."""
         asked = asking_parts(text)
         identity = self._identity(asked, text)
-        if REFUSAL_RE.search(text):
+        if DONE_RE.search(text) and request.kind != "info":
+            return self._check_account(request, identity)
+        if request.kind == "info":
+            found = figures(text)
+            if len(found) == 1:
+                return self._advance("Thanks, that's what I needed.")
+            if found:
+                return self._stall(request, WHICH)
+        question = bool(asked) or "?" in text
+        if not question and REFUSAL_RE.search(text):
             return self._refused(request)
-        if request.kind == "info" and NUMBER_RE.search(text):
-            return self._advance("Thanks, that's what I needed.")
-        if CONFIRM_RE.search(asked):
-            objection = self._objection(text, asked, request)
-            if objection is not None:
-                return objection
-            self.state.confirmed = True
-            self.state.yeses += 1
-            return " ".join([*identity, _YES[(self.state.yeses - 1) % len(_YES)]])
+        verdict = judge(request, text, self.db, self.intent.user_id)
         details = detail_answers(asked, request) if asked else []
-        if identity or details:
-            return " ".join([*identity, *details])
-        if DONE_RE.search(text):
-            return self._advance("Thank you!")
-        if HELP_RE.search(text) and not self.state.confirmed:
-            return say_request(request, self._which(request))
+        if details and (verdict.answer in ("none", "vague") or WH_RE.search(asked)):
+            return self._answered([*identity, *details])
+        if verdict.answer == "yes":
+            self.state.deal = dict(verdict.deal)
+            self.state.yeses += 1
+            return self._answered([*identity, _YES[(self.state.yeses - 1) % len(_YES)]])
+        if verdict.answer == "decline":
+            return self._advance(verdict.why, declined=True)
+        if verdict.answer == "no":
+            self.state.misses += 1
+            if self.state.misses >= 2:
+                return self._leave(_MISSED)
+            return self._answered([verdict.why, say_request(request, self._which(request))])
+        if identity:
+            return self._answered(identity)
         if MORE_RE.search(text):
-            if self.state.confirmed:
+            if shows_done(request, self.db, self.intent.user_id, self.state.deal):
                 return self._advance("Thanks.")
-            return f"Yes: {say_request(request, self._which(request))}"
+            return self._answered([f"Yes: {say_request(request, self._which(request))}"])
+        if HELP_RE.search(text):
+            return self._answered([say_request(request, self._which(request))])
+        if (question and verdict.answer == "vague") or _bare_question(text, asked):
+            return self._stall(request, VAGUE)
         return None
+
+    def _answered(self, parts: list[str]) -> str:
+        self.state.stalls = 0
+        return self._say(" ".join(p for p in parts if p))
+
+    def _check_account(self, request: Request, identity: list[str]) -> str:
+        """The agent says it is done: the customer reads its account."""
+        if shows_done(request, self.db, self.intent.user_id, self.state.deal):
+            return self._advance(" ".join([*identity, "Thank you!"]))
+        self.state.stalls += 1
+        if self.state.stalls >= self._patience():
+            return self._leave(_NOT_DONE)
+        return self._say(f"{NOT_SEEN} {say_request(request, self._which(request))}")
 
     def _recognised(self, asked: str) -> str | None:
         """The current request's reservation id if the agent's question names it (the customer
@@ -307,70 +313,38 @@ class IntentPlayer:
                 answers.append(template.format(" and ".join(values)))
         return answers
 
-    def _objection(self, text: str, asked: str, request: Request) -> str | None:
-        """Why the customer says no to the proposal in ``text`` (None: it is what it wants)."""
-        want = say_request(request, self._which(request))
-        granted = self.granted[self.state.index]
-        ids = set(RESERVATION_ID_RE.findall(asked)) - {request.reservation_id}
-        if request.reservation_id and ids and request.reservation_id not in text:
-            return f"No, that's not the reservation I mean. {want}"
-        legs = [f for a in granted for f in a.arguments.get("flights") or []]
-        flights = {f.get("flight_number") for f in legs}
-        flights |= {n for leg in request.legs for n in leg.rule.flight_numbers}
-        said = set(FLIGHT_RE.findall(text))
-        if flights and said and not said & flights:
-            return f"No, that's not the flight I want. {want}"
-        cabin = request.cabin or next((a.arguments.get("cabin") for a in granted), None)
-        cabins = cabin_said(asked)
-        if cabin and cabins and cabin not in cabins and request.kind != "cancel":
-            return f"No, I want {str(cabin).replace('_', ' ')}. {want}"
-        paying = {p.payment_id for p in request.payment}
-        named = set(PAYMENT_ID_RE.findall(text))
-        if paying and named and not named <= paying:
-            return f"No, I'd like to use {' and '.join(sorted(paying))} for this."
-        wants_insurance = request.kind == "add_insurance" or (
-            request.kind == "book" and request.insurance
-        )
-        if KIND_RE["add_insurance"].search(asked) and not wants_insurance:
-            return "No, I don't want insurance."
-        allowed = _COMPATIBLE.get(request.kind, frozenset()) | {request.kind}
-        other = [k for k, rx in KIND_RE.items() if k not in allowed and rx.search(text)]
-        own = KIND_RE.get(request.kind)
-        if other and (own is None or not own.search(text)):
-            return f"No, I don't want that. {want}"
-        caps = [leg.rule.max_price for leg in request.legs] + [request.max_total]
-        if request.trip is not None:
-            caps += [request.trip.outbound.max_price]
-            caps += [request.trip.return_rule.max_price] if request.trip.return_rule else []
-        cap = min((c for c in caps if c), default=None)
-        amounts = [float(m.replace(",", "")) for m in MONEY_RE.findall(text)]
-        # the gold grants nothing for a capped request: its rule's price is over the cap
-        if cap and not granted and (not amounts or min(amounts) > cap):
-            return self._advance("No, that's more than I'm willing to pay.", declined=True)
-        return None
-
     def _refused(self, request: Request) -> str:
         if self.state.pushed < request.insist:
             self.state.pushed += 1
+            self.state.stalls = 0
             return _PUSH[(self.state.pushed - 1) % len(_PUSH)]
         return self._advance("I understand.", declined=True)
 
     def _advance(self, ack: str, declined: bool = False) -> str:
         """Close the current request and say the next one (or stop)."""
-        self.state = _Progress(index=self.state.index + 1, said=self.state.said)
+        old = self.state
+        self.state = _Progress(index=old.index + 1, said=old.said, turns=old.turns, yeses=old.yeses)
         request = self._current()
         if request is None:
             end = "Never mind then, thank you." if declined else "That's everything, thank you."
             return f"{ack} {end} {STOP}"
         return f"{ack} I also have another request. {say_request(request, self._which(request))}"
 
-    def _stall(self, request: Request) -> str:
+    def _patience(self) -> int:
+        return 3 if self.intent.persona.patient else 2
+
+    def _stall(self, request: Request, answer: str | None = None) -> str:
         self.state.stalls += 1
-        limit = 3 if self.intent.persona.patient else 2
-        if self.state.stalls >= limit:
-            return _SLOW
+        if self.state.stalls >= self._patience():
+            return self._leave(_STALLED)
+        if answer is not None:
+            return self._say(answer)
         nudge = _NUDGE[(self.state.stalls - 1) % len(_NUDGE)]
         return self._say(f"{nudge} {say_request(request, self._which(request))}")
+
+    def _leave(self, why: str) -> str:
+        """End the call unsatisfied (strict grading reads ``why``)."""
+        return f"{why} Never mind, goodbye. {STOP}"
 
     def _say(self, text: str) -> str:
         """Remember what was said; never the same text as the two turns before."""
@@ -378,4 +352,10 @@ class IntentPlayer:
         if len(said) >= 2 and said[-1] == said[-2] == text:
             text = f"As I said: {text}"
         said.append(text)
+        del said[:-2]  # only the last two are ever compared
         return text
+
+
+def _bare_question(text: str, asked: str) -> bool:
+    """A yes-or-no question asking nothing the customer can answer (``Shall I proceed?``)."""
+    return ("?" in text or bool(asked)) and not WH_RE.search(asked)

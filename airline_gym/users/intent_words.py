@@ -1,8 +1,10 @@
 """What the intent-playing customer says, and what it reads in the agent's messages.
 
 Pure wording and regular expressions for :mod:`airline_gym.users.intent_user`: a request said in
-the first person, answers to the agent's questions about a request's details, and the patterns
-that spot a refusal, a proposal to confirm, a finished action or an offer of more help.
+the first person, the whole payment plan, answers to the agent's questions about a request's
+details, and the patterns that spot a refusal, a change said to be done, a question asking for a
+detail, or an offer of more help. What a proposal names is read by :mod:`airline_gym.domain.said`
+(shared with grading), not here.
 """
 
 from __future__ import annotations
@@ -13,48 +15,35 @@ from collections.abc import Sequence
 from airline_gym.domain.intents import CABIN_WORDS, FlightRule, Passenger, PaymentPart, Request
 
 __all__ = [
-    "CABIN_RE",
-    "CONFIRM_RE",
     "DONE_RE",
-    "FLIGHT_RE",
     "HELP_RE",
     "KIND_RE",
-    "MONEY_RE",
     "MORE_RE",
-    "NUMBER_RE",
     "REFUSAL_RE",
-    "cabin_said",
+    "WH_RE",
     "detail_answers",
+    "say_payment",
     "say_request",
 ]
 
 _I = re.IGNORECASE
 
-FLIGHT_RE = re.compile(r"\bHAT\d{3}\b")
-MONEY_RE = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)")
-#: A number on its own (not part of an id, a flight number or a date).
-NUMBER_RE = re.compile(r"(?<![\w.-])\$?\d[\d,]*(?:\.\d+)?(?![\w-])")
-#: Longest first: "basic economy" is not "economy".
-CABIN_RE = re.compile(r"\bbasic[ _-]economy\b|\beconomy\b|\bbusiness\b", _I)
+#: A statement that something will not be done: a negation or an apology that turns it down.
+#: Any answer that leaves the request unmet, is not a question and says this is a refusal,
+#: whatever its other words; a statement without it (a stall) is not.
 REFUSAL_RE = re.compile(
-    r"\b(?:unable to|(?:can ?not|can't|cannot|won't be able to|am not able to|'m not able to)"
-    r" (?:be )?(?:\w+ )?(?:process|cancel|change|modify|add|offer|provide|issue|upgrade|do|help"
-    r"|make|book|remove|accommodate|grant|approve|honor|allow)\w*|not (?:eligible|allowed|"
-    r"permitted|possible)|isn't (?:eligible|possible|allowed)|is not (?:eligible|possible)"
-    r"|(?:policy|rules) (?:does not|doesn't|do not|don't) (?:allow|permit)|against (?:our |the )?"
-    r"policy|no compensation|i'm afraid|unfortunately)\b",
+    r"\b(?:not|no longer|cannot|unable|ineligible|unfortunately|afraid|regret\w*|prohibit\w*"
+    r"|forbid\w*|impossible|denied|deny|decline[sd]?|refuse[sd]?|outside|beyond"
+    r"|against (?:our |the )?polic(?:y|ies)|rules? (?:it|this|that) out|no way)\b"
+    r"|\b\w+n['\u2019]t\b|\bsorry,? but\b",
     _I,
 )
-CONFIRM_RE = re.compile(
-    r"\b(?:proceed|confirm|go ahead|would you like (?:me|us) to|shall i|should i|"
-    r"do you want (?:me|us) to|is (?:that|this) (?:correct|right|ok|okay)|yes\s*/\s*no|"
-    r"yes or no|are you sure|sound good|(?:ok|okay) with)\b",
-    _I,
-)
+#: A statement that a change was made (the customer then reads its account).
 DONE_RE = re.compile(
-    r"\b(?:has been|have been|was|were|is now|are now|successfully)\s+(?:\w+\s+)?"
-    r"(?:cancell?ed|changed|updated|modified|booked|added|issued|upgraded|downgraded|sent|"
-    r"processed|corrected|made|completed|created|refunded)\b|\ball set\b|\bis confirmed\b",
+    r"\b(?:has been|have been|was|were|is now|are now|successfully|i've|i have|we've|we have"
+    r"|i just)\s+(?:\w+\s+)?(?:cancell?ed|changed|updated|modified|booked|added|issued"
+    r"|upgraded|downgraded|sent|processed|corrected|made|completed|created|refunded|moved"
+    r"|rebooked|applied|done)\b|\ball set\b|\bis confirmed\b|\bis complete\b|\bis done\b",
     _I,
 )
 MORE_RE = re.compile(
@@ -63,6 +52,10 @@ MORE_RE = re.compile(
     _I,
 )
 HELP_RE = re.compile(r"how (?:can|may) i (?:help|assist)|what can i do for you", _I)
+#: A question asking for a detail (not a yes or no).
+WH_RE = re.compile(
+    r"\b(?:which|what|why|when|where|who|how|provide|tell me|let me know|share)\b", _I
+)
 
 #: The words that name each kind of change (for spotting a proposal of another kind).
 KIND_RE: dict[str, re.Pattern[str]] = {
@@ -83,7 +76,8 @@ _REASONS = {
     "other": "Something came up at work.",
 }
 _ASK = {
-    "total_upcoming_cost": "how much I paid in all for my upcoming reservations",
+    "total_upcoming_cost": "how much I paid in all for my upcoming reservations (each one not"
+    " cancelled that still has a flight to take, a trip I am in the middle of included)",
     "reservation_cost": "how much I paid in all for {which}",
     "gift_card_balance": "how much is left on my gift cards, added together",
     "certificate_balance": "how much my travel certificates are worth, added together",
@@ -91,11 +85,6 @@ _ASK = {
     "change_total": "how much the changes I asked for come to in all",
 }
 _ORDINAL = ("first", "second", "third", "fourth", "fifth")
-
-
-def cabin_said(text: str) -> set[str]:
-    """The cabins ``text`` names (``basic_economy``, ``economy``, ``business``)."""
-    return {m.group(0).lower().replace(" ", "_").replace("-", "_") for m in CABIN_RE.finditer(text)}
 
 
 def _rule(rule: FlightRule) -> str:
@@ -118,15 +107,26 @@ def _people(passengers: Sequence[Passenger]) -> str:
     return ", ".join(f"{p.first_name} {p.last_name} (born {p.dob})" for p in passengers)
 
 
-def _pay(parts: Sequence[PaymentPart]) -> str:
+def say_payment(parts: Sequence[PaymentPart]) -> str:
+    """The whole payment plan in the customer's words: every method, in order, and every fixed
+    amount (parts without an amount each cover as much as they can, a credit card the rest)."""
     if not parts:
         return "I'll pay with what I have on file."
     if len(parts) == 1:
         return f"I'd like to use {parts[0].payment_id}."
-    said = [f"${p.amount} on {p.payment_id}" for p in parts if p.amount is not None]
+    fixed = [f"${p.amount} on {p.payment_id}" for p in parts if p.amount is not None]
     rest = [p.payment_id for p in parts if p.amount is None]
-    text = "I'd like to put " + ", ".join(said)
-    return text + (f" and the rest on {rest[0]}." if rest else ".")
+    pieces = [f"put {', '.join(fixed)}"] if fixed else []
+    if len(rest) == 1:
+        pieces.append(f"put the rest on {rest[0]}" if fixed else f"use {rest[0]}")
+    elif rest:
+        pieces.append(
+            ("then use " if fixed else "use ")
+            + ", then ".join(rest)
+            + ", in that order, each for as much as it covers (a credit card takes whatever is"
+            " left)"
+        )
+    return "I'd like to " + "; ".join(pieces) + "."
 
 
 def say_request(request: Request, which: str = "my upcoming reservation") -> str:
@@ -146,7 +146,12 @@ def say_request(request: Request, which: str = "my upcoming reservation") -> str
         return text + "."
     if kind == "change_flights":
         legs = " and ".join(f"the {g.direction} flight to {_rule(g.rule)}" for g in request.legs)
-        return f"I'd like to change {legs} on {which}."
+        ends = "".join(
+            f" The {g.direction} flight should end in {g.destination} instead."
+            for g in request.legs
+            if g.destination
+        )
+        return f"I'd like to change {legs} on {which}.{ends}"
     if kind == "edit_passenger" and request.new_passenger is not None:
         index = request.passenger_index or 0
         nth = _ORDINAL[index] if index < len(_ORDINAL) else f"number {index + 1}"
@@ -207,7 +212,7 @@ def detail_answers(asked: str, request: Request) -> list[str]:
         elif name == "passengers" and request.passengers:
             out.append(f"The travellers are {_people(request.passengers)}.")
         elif name == "payment" and request.payment:
-            out.append(_pay(request.payment))
+            out.append(say_payment(request.payment))
         elif name == "flight" and request.kind in ("book", "change_flights"):
             rules = [leg.rule for leg in request.legs]
             if request.trip is not None:

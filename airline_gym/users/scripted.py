@@ -8,10 +8,13 @@ from functools import lru_cache
 from typing import Any
 
 from airline_gym.domain.prompts import GREETING, STOP, TRANSFER
+from airline_gym.domain.said import readable
 from airline_gym.domain.tasks import Task
 from airline_gym.errors import ConfigError
 from airline_gym.users.base import Dialogue, UserSimulator
-from airline_gym.users.intent_user import IntentPlayer, customer_for
+from airline_gym.users.dialogue_cursor import DialogueCursor
+from airline_gym.users.intent_customers import customer_for
+from airline_gym.users.intent_user import IntentPlayer
 from airline_gym.users.scripted_rules import (
     DOB_RE,
     EMAIL_RE,
@@ -139,6 +142,29 @@ def _profile(known: str, reason: str, extra: str) -> Profile:
     )
 
 
+class _Seen:
+    """What the keyword customer keeps of the dialogue: its turns and the agent's last two
+    texts (not the whole history)."""
+
+    def __init__(self) -> None:
+        self.user_turns = 0
+        self.agent_count = 0
+        self.greeted = 0  # 1 when the agent's first message is the env's fixed greeting
+        self.agent: list[str] = []
+
+    def read(self, messages: Dialogue) -> None:
+        for message in messages:
+            role = message.get("role")
+            if role == "user":
+                self.user_turns += 1
+            elif role == "assistant":
+                text = readable(str(message.get("content") or ""))  # as much as it reads
+                if self.agent_count == 0 and text == GREETING:
+                    self.greeted = 1
+                self.agent_count += 1
+                self.agent = [*self.agent[-1:], text]
+
+
 QUESTION_FALLBACK = "I'm not sure about that."
 STATEMENT_FALLBACK = "Okay, thank you."
 
@@ -170,6 +196,9 @@ class ScriptedUser(UserSimulator):
     below are the fallback for tasks with no intent (and for every task with
     ``intents=False``).
 
+    Of each agent message it reads the first :data:`~airline_gym.domain.said.READ_LIMIT`
+    characters, and each reply reads only the messages added since the last one.
+
     Limits: it matches keywords, it does not understand text. It cannot negotiate, choose
     between options, give a cancellation reason, or follow the scenario's conditional
     instructions; it says yes to every proposal and ends when the agent offers more help,
@@ -198,6 +227,10 @@ class ScriptedUser(UserSimulator):
         self.task: Task | None = None
         self.profile: Profile | None = None
         self.player: IntentPlayer | None = None
+        self.db: Any = None
+        self._cursor = DialogueCursor()
+        self._seen = _Seen()
+        self._answer = ""
 
     def reset(self, task: Task, seed: int | None = None) -> None:
         """Read the customer's profile and intent from ``task`` (``seed`` is unused)."""
@@ -208,6 +241,9 @@ class ScriptedUser(UserSimulator):
             if self.intents
             else None
         )
+        self.db = None
+        self._cursor = DialogueCursor()
+        self._seen = _Seen()
 
     def opening(self) -> str:
         """The first message: the request, then who the customer is."""
@@ -225,22 +261,42 @@ class ScriptedUser(UserSimulator):
             parts.append(f"My {noun} {' and '.join(new_ids)}.")
         return " ".join(parts)
 
+    def attach_db(self, db: Any) -> None:
+        """The episode's live DB, for the intent customer (the keyword rules read none)."""
+        self.db = db
+        if self.player is not None:
+            self.player.attach_db(db)
+
     def reply(self, dialogue: Dialogue) -> str:
-        """The next customer message (see the class docstring for the rules)."""
+        """The next customer message (see the class docstring for the rules).
+
+        Reads only the messages added since the last reply when ``dialogue`` continues the
+        last one (see :class:`~airline_gym.users.dialogue_cursor.DialogueCursor`), so a reply
+        costs the same at any turn.
+        """
         if self.player is not None:
             return self.player.reply(dialogue)
         profile = self._profile()
-        agent = [str(m.get("content") or "") for m in dialogue if m.get("role") == "assistant"]
-        user_turns = sum(1 for m in dialogue if m.get("role") == "user")
-        last = agent[-1] if agent else ""
+        start = self._cursor.advance(dialogue)
+        if start is None:
+            return self._answer
+        if start == 0:
+            self._seen = _Seen()
+        self._seen.read(dialogue[start:])
+        self._answer = self._keyword_reply(profile)
+        return self._answer
+
+    def _keyword_reply(self, profile: Profile) -> str:
+        seen = self._seen
+        last = seen.agent[-1] if seen.agent else ""
         if TRANSFER_RE.search(last):
             return TRANSFER
-        if user_turns == 0:
+        if seen.user_turns == 0:
             return self.opening()
         # the env's fixed greeting is not the agent's: saying it again is not a repetition
-        own = agent[1:] if agent and agent[0] == GREETING else agent
-        repeated = len(own) > 1 and _norm(own[-1]) == _norm(own[-2])
-        if repeated or user_turns >= self.max_turns:
+        own = seen.agent_count - seen.greeted
+        repeated = own > 1 and _norm(seen.agent[-1]) == _norm(seen.agent[-2])
+        if repeated or seen.user_turns >= self.max_turns:
             return STOP
         answer = self._identity(last, profile)
         if answer:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from airline_gym.domain.prompts import STOP
+from airline_gym.domain.said import PAYMENT_ID_RE, RESERVATION_ID_RE
 
 __all__ = [
     "DOB_RE",
@@ -27,8 +28,6 @@ _I = re.IGNORECASE
 # -- what the customer knows, read from the scenario ---------------------------------------
 
 USER_ID_RE = re.compile(r"\b[a-z]+(?:_[a-z]+)+_\d{3,}\b")
-#: Six upper-case letters/digits, at least one letter, not a flight number such as HAT045.
-RESERVATION_ID_RE = re.compile(r"\b(?![A-Z]{3}\d{3}\b)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6}\b")
 NAME_RE = re.compile(r"\b(?:[Yy]ou are|[Yy]our name is)\s+([A-Z][a-z]+(?: [A-Z][a-z]+)+)")
 #: Matches start only where a run of address characters starts: without the look-behind the
 #: engine rescans the run from every position (quadratic in a long run without an "@").
@@ -116,8 +115,6 @@ _ASKING_RE = re.compile(
     _I,
 )
 _LIST_ITEM_RE = re.compile(r"^\s*(?:\d+[.)]|[-*\u2022])\s")
-#: A payment method id (``credit_card_123``, ``gift_card_4``, ``certificate_56``).
-PAYMENT_ID_RE = re.compile(r"\b(?:credit_card|gift_card|certificate)_\d+\b")
 #: What the agent already quotes when it is telling, not asking: (item, pattern).
 QUOTED: dict[str, re.Pattern[str]] = {
     "user_id": USER_ID_RE,

@@ -69,14 +69,16 @@ BROKEN: dict[str, tuple[Mutation, str]] = {
     "tier {}": (_meta("tier", {}), "'airline_gym.tier' must be a string"),
     "passengers -1": (_meta("passengers", -1), "'airline_gym.passengers' must be a whole number"),
     "payment_methods 5": (_meta("payment_methods", 5), "'airline_gym.payment_methods' must be"),
+    "checks 5": (_meta("checks", 5), "'airline_gym.checks' must be a list of check names"),
+    "checks unknown": (_meta("checks", ["WRITES", "NOPE"]), "has unknown check 'NOPE'"),
     "airline_gym a list": (lambda r: r.__setitem__("airline_gym", []), "'airline_gym' must be"),
 }
 
 
 def _records() -> list[dict[str, Any]]:
-    """Four generated tasks; the third one's first request edits a passenger."""
+    """Four generated tasks; the third one has a request that edits a passenger."""
     records = copy.deepcopy(generated_records())
-    editing = next(r for r in records if r["airline_gym"]["kinds"][0] == "edit_passenger")
+    editing = next(r for r in records if "edit_passenger" in r["airline_gym"]["kinds"])
     others = [r for r in records if r is not editing][:3]
     return [others[0], others[1], editing, others[2]]
 
@@ -200,3 +202,26 @@ def test_no_value_anywhere_in_an_intent_breaks_an_episode(tmp_path: Path) -> Non
                 file.unlink()
     assert not crashes, crashes[:5]
     assert len(records) >= 10
+
+
+@pytest.mark.parametrize(
+    ("field", "bad"), [("depart_after", "x"), ("arrive_before", ""), ("date", "2024-13-40")]
+)
+def test_a_flight_rule_the_customer_could_not_read_is_refused_at_load(
+    field: str, bad: str, tmp_path: Path
+) -> None:
+    """The customer reads a flight rule's date and clock bounds to judge a proposal: a value it
+    cannot read was a ``ValueError`` out of the customer mid-episode (``user_error``)."""
+    records = copy.deepcopy(generated_records())
+    record = next(
+        r for r in records for q in r["airline_gym"]["intent"]["requests"] if q.get("legs")
+    )
+    request = next(q for q in record["airline_gym"]["intent"]["requests"] if q.get("legs"))
+    request["legs"][0]["rule"][field] = bad
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_task_set(path)
+    message = str(raised.value)
+    assert f"(id {record['id']!r})" in message and f".rule: {field} must be a" in message, message
+    assert "\n" not in message

@@ -392,3 +392,21 @@ def test_a_return_before_the_outbound_is_declined(db):
     trip = Trip("JFK", "SEA", FlightRule("2024-05-20", direct_only=False), FlightRule("2024-05-18"))
     d = one(db, "mia_li_3668", mia_booking(trip=trip))
     assert (d.outcome, d.writes) == ("declined", ())
+
+
+def test_a_question_after_a_booking_needs_no_read_of_the_reservation_just_made(db):
+    """The agent made it: it needs no look-up (issue 33's false negative), and the strict gold
+    requires none, nor the lookups behind the booking itself (the DB shows it)."""
+    from airline_gym.taskgen.assemble import gold_actions
+
+    question = Request("info", question="total_upcoming_cost")
+    solution = decide(db, "mia_li_3668", mia_booking(), question)
+    booked, answered = solution.decisions
+    assert booked.outcome == answered.outcome == "granted"
+    read = {c.arguments.get("reservation_id") for c in answered.reads}
+    assert read and all(rid in db.reservations for rid in read if rid)  # never HATHAT
+    actions, _ = gold_actions("t", solution, "strict")
+    reads = [a for a in actions if a["name"] != "book_reservation"]
+    assert [(a["name"], a["arguments"]) for a in reads] == [
+        (c.name, dict(c.arguments)) for c in answered.reads
+    ]

@@ -85,6 +85,18 @@ def test_strict_refusal_carries_the_reads_and_action_in_its_basis() -> None:
     assert Intent.from_json(record["airline_gym"]["intent"]) == REFUSED[0]
 
 
+def test_strict_tasks_list_the_strict_checks_and_benchmark_ones_none() -> None:
+    assert assemble("g0_0", *REFUSED, INSTRUCTIONS)["airline_gym"]["checks"] == [
+        "WRITES",
+        "CONFIRMED",
+        "SETTLED",
+        "ANSWERED",
+    ]
+    assert (
+        "checks" not in assemble("g0_0", *REFUSED, INSTRUCTIONS, grading="benchmark")["airline_gym"]
+    )
+
+
 def test_benchmark_grading_keeps_only_the_writes() -> None:
     record = assemble("g0_0", *REFUSED, INSTRUCTIONS, grading="benchmark")
     assert record["evaluation_criteria"]["actions"] == []
@@ -98,11 +110,8 @@ def test_a_task_that_changes_the_db_keeps_db_times_communicate() -> None:
     record = assemble("g0_1", *GRANTED, INSTRUCTIONS)
     criteria = record["evaluation_criteria"]
     assert criteria["reward_basis"] == ["DB", "COMMUNICATE"]
-    assert [a["name"] for a in criteria["actions"]] == [
-        "get_user_details",
-        "get_reservation_details",
-        "cancel_reservation",
-    ]
+    # a write shows in the DB: the lookups behind it are not required
+    assert [a["name"] for a in criteria["actions"]] == ["cancel_reservation"]
     assert record["airline_gym"]["changes_db"] is True
     assert "amount: $500" in criteria["nl_assertions"][0]
 

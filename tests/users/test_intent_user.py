@@ -11,9 +11,10 @@ import gymnasium as gym
 import pytest
 
 from airline_gym.agents import GoldAgent
-from airline_gym.agents.base import text_message
+from airline_gym.agents.base import text_message, tool_call_message
 from airline_gym.agents.scripted import NoOpAgent, RandomAgent, ScriptedAgent
 from airline_gym.domain.prompts import STOP, TRANSFER
+from airline_gym.domain.said import LEAVE_UNSATISFIED
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.domain.user_audit import audit_conversation
 from airline_gym.harness.runner import EpisodeResult, run_episode
@@ -63,12 +64,25 @@ def test_it_says_no_to_a_change_it_did_not_ask_for(tasks_file: Path) -> None:
         tasks_file,
         "cancel",
         "I can upgrade reservation PGAGLM to a later flight instead. Shall I proceed?",
+        "I will cancel reservation PGAGLM. Shall I proceed?",
+    )
+    assert replies[1].startswith("No") and "cancel my reservation PGAGLM" in replies[1]
+    assert replies[2].startswith("Yes")
+    insurance = talk(tasks_file, "cancel", "Would you like me to add travel insurance to PGAGLM?")
+    assert insurance[1].startswith("No") and "insurance" in insurance[1]
+
+
+def test_after_two_proposals_that_miss_it_leaves_unsatisfied(tasks_file: Path) -> None:
+    replies = talk(
+        tasks_file,
+        "cancel",
+        "I can upgrade reservation PGAGLM to business. Shall I proceed?",
         "Would you like me to add travel insurance to PGAGLM?",
         "I will cancel reservation PGAGLM. Shall I proceed?",
     )
-    assert replies[1].startswith("No")
-    assert replies[2].startswith("No") and "insurance" in replies[2]
-    assert replies[3].startswith("Yes")
+    assert replies[1].startswith("No") and STOP not in replies[1]
+    assert replies[2].startswith(LEAVE_UNSATISFIED[2]) and STOP in replies[2]
+    assert len(replies) == 3  # the right proposal came too late
 
 
 def test_it_says_no_to_another_payment_method(tasks_file: Path) -> None:
@@ -83,20 +97,38 @@ def test_it_says_no_to_another_payment_method(tasks_file: Path) -> None:
 
 
 def test_it_answers_from_known_info_and_moves_through_its_requests(tasks_file: Path) -> None:
-    replies = talk(
+    bags = {
+        "reservation_id": "PGAGLM",
+        "total_baggages": 3,
+        "nonfree_baggages": 0,
+        "payment_id": "gift_card_4033665",
+    }
+    result = play(
         tasks_file,
         "bags_then_cancel",
-        "Could you give me your user id and reservation id?",
-        "How would you like to pay for the bags?",
-        "Your reservation PGAGLM has been updated with 3 checked bags.",
-        "Why do you want to cancel?",
-        "Reservation PGAGLM has been cancelled.",
+        ScriptedAgent(
+            [
+                text_message("Could you give me your user id and reservation id?"),
+                text_message("How would you like to pay for the bags?"),
+                text_message("I'll set PGAGLM to 3 checked bags on gift_card_4033665. OK?"),
+                tool_call_message("update_reservation_baggages", bags, "b"),
+                text_message("Your reservation PGAGLM has been updated with 3 checked bags."),
+                text_message("Why do you want to cancel?"),
+                text_message("I'll cancel reservation PGAGLM. Shall I?"),
+                tool_call_message("cancel_reservation", {"reservation_id": "PGAGLM"}, "c"),
+                text_message("Reservation PGAGLM has been cancelled."),
+            ]
+        ),
     )
+    replies = [str(m["content"]) for m in result.messages if m["role"] == "user"]
     assert "isabella_muller_2311" in replies[1] and "PGAGLM" in replies[1]
     assert "gift_card_4033665" in replies[2]
-    assert "cancel" in replies[3] and STOP not in replies[3]  # the next request
-    assert "plans have changed" in replies[4]
-    assert STOP in replies[5] and STOP not in " ".join(replies[:5])
+    assert replies[3].startswith("Yes")
+    assert "cancel" in replies[4] and STOP not in replies[4]  # its account shows the bags
+    assert "plans have changed" in replies[5]
+    assert replies[6].startswith("Yes")
+    assert STOP in replies[7] and STOP not in " ".join(replies[:7])
+    assert result.reward == 1.0
 
 
 def test_it_never_offers_its_unknown_info(tasks_file: Path) -> None:
@@ -144,6 +176,7 @@ def test_it_ends_on_a_transfer(tasks_file: Path) -> None:
 def test_it_gives_up_on_an_agent_that_stalls(tasks_file: Path) -> None:
     replies = talk(tasks_file, "cancel", "Hmm.", "Let me think.", "One moment.", "Still here.")
     assert STOP not in replies[1] + replies[2] and STOP in replies[3]
+    assert replies[3].startswith(LEAVE_UNSATISFIED[0])
     assert len(replies) == 4
 
 

@@ -99,8 +99,15 @@ def reward_info(
             "nl": _nl_info(g, task),
             "communicate": communicate_info,
             "action": None if task.actions else {"note": "No actions to evaluate"},
+            **_strict_info(g),
         },
     }
+
+
+def _strict_info(g: Mapping[str, Any]) -> JSONObject:
+    """A strict generated task's own checks (``strict``: name, met, why), when it has any."""
+    checks = g.get("strict_checks") or []
+    return {"strict": [dict(c) for c in checks]} if checks else {}
 
 
 def _nl_info(g: Mapping[str, Any], task: Task) -> JSONObject | None:
