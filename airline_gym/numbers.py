@@ -13,6 +13,8 @@ Traceback (most recent call last):
 airline_gym.errors.ConfigError: scale must be a finite number; got nan
 >>> non_finite({"top_p": 0.9, "extra": {"penalties": [0.1, float("inf")]}})
 "extra['penalties'][1] is inf"
+>>> whole_number("64"), whole_number("\u00b2"), whole_number("9" * 5000)
+(64, None, None)
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 from airline_gym.errors import ConfigError
 
-__all__ = ["check_finite", "finite_number", "non_finite"]
+__all__ = ["check_finite", "finite_number", "non_finite", "whole_number"]
 
 #: How deep :func:`non_finite` looks into nested settings (deeper ones are refused as such).
 MAX_DEPTH = 32
@@ -43,6 +45,17 @@ def finite_number(name: str, value: Any, *, minimum: float | None = None) -> flo
     if minimum is not None and number < minimum:
         raise ConfigError(f"{name} must be a finite number >= {minimum:g}; got {value!r}")
     return number
+
+
+def whole_number(text: str, max_digits: int = 18) -> int | None:
+    """``text`` as an int when it is 1 to ``max_digits`` ASCII digits, else None.
+
+    ``str.isdigit`` alone is not enough: it accepts ``"\u00b2"`` (superscript two), which
+    ``int`` refuses, and ``int`` refuses more than 4,300 digits; both would be a traceback.
+    """
+    if not (0 < len(text) <= max_digits and text.isascii() and text.isdigit()):
+        return None
+    return int(text)
 
 
 def non_finite(value: Any, path: str = "", depth: int = 0) -> str | None:

@@ -20,6 +20,7 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
+import checkout_files
 import no_network
 import open_sockets
 import pytest
@@ -100,9 +101,33 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["XDG_CACHE_HOME"] = str(home)
     home = Path(os.environ[_SESSION_HOME])
     os.environ[no_network.ENV_LOG] = str(home / f"netlog-{os.getpid()}")
+    if not hasattr(config, "workerinput"):  # the first process: what the checkout holds now
+        config.stash[_CHECKOUT] = checkout_files.snapshot()
 
 
 _OWN_HOME = pytest.StashKey[Path]()
+_CHECKOUT = pytest.StashKey["frozenset[str] | None"]()
+_LEFT = pytest.StashKey[list[str]]()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Fail the run when the tests left a file in the checkout (see ``checkout_files``)."""
+    before = session.config.stash.get(_CHECKOUT, None)
+    left = [] if before is None else checkout_files.left_behind(before)
+    if left:
+        session.config.stash[_LEFT] = left
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Name what the tests left in the checkout (the run fails for it)."""
+    left = config.stash.get(_LEFT, [])
+    if left:
+        terminalreporter.write_line(
+            f"FAILED: the tests left {len(left)} change(s) in the checkout (git status): "
+            + "; ".join(left),
+            red=True,
+        )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -217,6 +242,20 @@ def _tau3_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         yield
     finally:
         os.environ.pop(TAU3_DIR_ENV, None)
+
+
+@pytest.fixture
+def no_tau3_files(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """No tau3 folder and an empty cache for tau3 (the tau2 data where it is); any download of
+    them is refused (nothing listens at the URL). Returns the test's folder."""
+    from airline_gym import data
+    from airline_gym.data import tau3
+
+    monkeypatch.setenv(data.ENV_DATA_DIR, str(data.data_files().db.parent))
+    monkeypatch.delenv(tau3.ENV_TAU3_DIR, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv(tau3.ENV_TAU3_URL, "http://127.0.0.1:9/nothing-listens-here")
+    return tmp_path
 
 
 @pytest.fixture

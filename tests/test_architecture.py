@@ -21,6 +21,7 @@ FLOORS: dict[str, int] = {
     "progress": 0,  # the status line of long work: stdlib only
     "numbers": 0,  # the one check of numbers a user gives (finite): errors and stdlib only
     "file_lock": 0,  # a lock file between processes, removed after use
+    "printable": 0,  # text from a file, made safe to print: stdlib only
     "conftest": 0,  # pytest's doctest selection (not shipped): stdlib only
     "data": 1,
     "llm": 1,

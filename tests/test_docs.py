@@ -71,3 +71,21 @@ def test_the_slug_is_githubs() -> None:
     assert slug("Reward bases beyond the leaderboard's (`--reward-basis`)") == (
         "reward-bases-beyond-the-leaderboards---reward-basis"
     )
+
+
+def test_the_testing_page_counts_tests_by_a_command_never_by_a_stale_number() -> None:
+    """docs/testing.md gives the commands that count the tests (the README command's two
+    selections), and no number of tests or of passed/skipped ones, which every new test
+    would make false."""
+    page = (ROOT / "docs" / "testing.md").read_text(encoding="utf-8")
+    block = page.split("<!-- test-counts -->", 1)[1].split("```", 2)[1]
+    commands = [line for line in block.splitlines()[1:] if line.strip()]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    test_command = readme.split("<!-- test-command -->", 1)[1].split("```", 2)[1]
+    default, long = re.findall(r"python -m pytest (-q -n 2 [^&]*?)\s*(?:&&|$)", test_command)
+    assert commands == [
+        f"python -m pytest --collect-only -q {run.replace('-q -n 2 ', '').strip()} | tail -1"
+        for run in (default, long)
+    ]
+    prose = re.sub(r"`[^`]*`", "", FENCE.sub("", page))
+    assert not re.search(r"\d[\d,]*\s+(?:passed|skipped|failed|tests\b)", prose)

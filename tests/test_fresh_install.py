@@ -69,6 +69,9 @@ def test_mypy_needs_no_library_the_test_extra_does_not_install() -> None:
         for module in _imported_modules(ROOT / "airline_gym")
         if not {re.sub(r"[-_.]+", "-", d).lower() for d in distributions.get(module, [])}
         & installed
+        # a declared dependency for another Python (async-timeout on 3.10) is not installed
+        # here, and mypy, checking this Python, skips the branch that imports it
+        and re.sub(r"[-_.]+", "-", module).lower() not in installed
     }
     assert "loguru" in optional and "torch" not in installed  # the check sees what it should
     assert optional <= ignored, f"mypy would need {sorted(optional - ignored)}"

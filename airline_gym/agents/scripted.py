@@ -10,6 +10,7 @@ import numpy as np
 
 from airline_gym.agents.base import DONE, Action, text_message, tool_call_message
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, TaskSet, load_task_set
+from airline_gym.domain.tool_reply import RESPOND_TOOL
 from airline_gym.domain.tools import WRITE_TOOLS
 from airline_gym.env.actions import DONE_TOOL
 from airline_gym.env.spaces import AssistantMessageSpace
@@ -21,30 +22,43 @@ CLOSING = text_message("Is there anything else I can help you with?")
 REFUSAL = "I'm sorry, but our policy does not allow me to make that change."
 
 
-def _offers_done(info: dict[str, Any]) -> bool:
+def _offers(info: dict[str, Any], name: str, default: bool) -> bool:
+    """Whether the env's tools (``info["tools"]``) include ``name`` (``default``: no tools)."""
     tools = info.get("tools") if isinstance(info, dict) else None
     if not isinstance(tools, list):
-        return True
-    return any((t.get("function") or {}).get("name") == DONE_TOOL for t in tools)
+        return default
+    return any((t.get("function") or {}).get("name") == name for t in tools)
 
 
 class ScriptedAgent:
     """Plays a fixed list of actions, then ``done`` (or, when ``done`` is not offered, a
-    closing question, repeated until the customer stops or a limit ends the episode)."""
+    closing question, repeated until the customer stops or a limit ends the episode). Where
+    the customer is reached through ``respond_to_user`` (the ``tool-reply`` protocol), its
+    text goes to the customer as that tool's calls."""
 
     def __init__(self, actions: list[Any]) -> None:
         self.actions = list(actions)
         self._queue: deque[Any] = deque()
         self._end: Action = DONE
+        self._through_tool = False
+        self._said = 0
 
     def reset(self, info: dict[str, Any]) -> None:
         """Restart the script."""
         self._queue = deque(self.actions)
-        self._end = DONE if _offers_done(info) else CLOSING
+        self._end = DONE if _offers(info, DONE_TOOL, True) else CLOSING
+        self._through_tool = _offers(info, RESPOND_TOOL, False)
+        self._said = 0
 
     def act(self, observation: list[dict[str, Any]], info: dict[str, Any]) -> Any:
         """The next scripted action, or the ending when the script is over."""
-        return self._queue.popleft() if self._queue else self._end
+        action = self._queue.popleft() if self._queue else self._end
+        if self._through_tool and isinstance(action, dict) and not action.get("tool_calls"):
+            self._said += 1
+            return tool_call_message(
+                RESPOND_TOOL, {"message": action["content"]}, f"say_{self._said}"
+            )
+        return action
 
 
 class GoldAgent(ScriptedAgent):

@@ -2,6 +2,6 @@
 
 import sys
 
-from airline_gym.cli.main import main
+from airline_gym.cli.main import console
 
-sys.exit(main())
+sys.exit(console())

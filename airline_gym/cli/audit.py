@@ -42,6 +42,7 @@ from airline_gym.cli.options import (
 from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, benchmark_tasks
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.harness.results import is_success
+from airline_gym.printable import printable
 
 AUDITED = ("noop", "transfer", "gold")
 #: On generated tasks: the agent that looks up and refuses, too; the sanity column is
@@ -210,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
         print(format_table(("task", *agents), rows))
         print()
         for name in agents:
-            shown = ", ".join(passed[name]) if name != "gold" else ""
+            shown = ", ".join(map(printable, passed[name])) if name != "gold" else ""
             line = f"{name} passes {len(passed[name])}/{len(ids)}"
             print(f"{line}: {shown}" if shown else line)
     return _gold_verdict(ids, passed) or _exploit_verdict(args, exploits)
@@ -242,7 +243,7 @@ def _gold_verdict(ids: list[str], passed: dict[str, list[str]]) -> int:
     if gold_failed:
         print(
             f"airline-gym audit: the gold agent fails {len(gold_failed)} task(s): "
-            f"{', '.join(gold_failed)} (the task set or the env is broken)",
+            f"{', '.join(map(printable, gold_failed))} (the task set or the env is broken)",
             file=sys.stderr,
         )
         return 1

@@ -24,14 +24,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from airline_gym.cli.formatting import format_table
 from airline_gym.errors import MissingFileError
 from airline_gym.harness.results import Results, compare
+from airline_gym.harness.results.breakdown import breakdown, compare_breakdowns
 from airline_gym.harness.results.comparability import RunsDiffer, check_comparable
 from airline_gym.harness.results.compare import Comparison
 from airline_gym.harness.results.io import check_unique
-from airline_gym.harness.results.metrics import judge_error_of
+from airline_gym.harness.results.metrics import judge_error_of, task_successes
+from airline_gym.printable import printable
 
 
 def print_refusal(prog: str, refused: RunsDiffer) -> int:
@@ -77,9 +80,11 @@ def run(args: argparse.Namespace) -> int:
         return print_refusal("airline-gym compare", refused)
     result = compare(a, b)
     failed = {label: _judge_failures(run) for label, run in (("a", a), ("b", b))}
+    groups = {"a": _breakdown(a), "b": _breakdown(b)}
     if args.json:
         extra = {f"judge_failures_{label}": n for label, n in failed.items()}
-        print(json.dumps({"a": args.a, "b": args.b, **result.to_dict(), **extra}))
+        record = {"a": args.a, "b": args.b, **result.to_dict(), **extra, "breakdown": groups}
+        print(json.dumps(record))
         return 0
     rows = [
         (t.task_id, _tally(t.a), _tally(t.b), "" if t.change == "same" else t.change)
@@ -104,11 +109,20 @@ def run(args: argparse.Namespace) -> int:
                 f"   {failed[label.lower()]} simulation(s) of {label} have no verdict (the NL "
                 "judge failed): counted as failures, not graded"
             )
-    print(f"improved ({len(result.improved)}): {', '.join(result.improved) or '-'}")
-    print(f"regressed ({len(result.regressed)}): {', '.join(result.regressed) or '-'}")
+    print(f"improved ({len(result.improved)}): {printable(', '.join(result.improved)) or '-'}")
+    print(f"regressed ({len(result.regressed)}): {printable(', '.join(result.regressed)) or '-'}")
     print()
     print(_paired_text(result))
+    by_label = compare_breakdowns(groups["a"], groups["b"])
+    if by_label:
+        print()
+        print(printable("\n".join(by_label), lines=True))
     return 0
+
+
+def _breakdown(run: Results) -> dict[str, Any]:
+    """The run's pass^1 by kind, outcome, bin and DB effect (generated tasks' labels)."""
+    return breakdown(run.tasks, task_successes(run.simulations))
 
 
 def _judge_failures(run: Results) -> int:

@@ -33,6 +33,7 @@ from airline_gym.cli.flags import (
 )
 from airline_gym.cli.options import add_benchmark_arguments, local_api_key, server_args
 from airline_gym.errors import AgentError, ConfigError
+from airline_gym.printable import printable
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         raise
     print(transcript(episode.messages, colour=colour, malformed=episode.malformed))
     if "reward_info" not in info:  # the episode ended at reset (the customer failed)
-        print(f"the episode ended before the agent's first turn: {info.get('error')}")
+        print(f"the episode ended before the agent's first turn: {printable(info.get('error'))}")
         return 1
     print_grade(info, float(reward))
     return 0
@@ -129,14 +130,15 @@ def print_grade(info: dict[str, Any], reward: float) -> None:
     grade = info["reward_info"]
     print("\n--- grade " + "-" * 50)
     print(
-        f"task {info['task_id']}  termination: {grade['termination_reason']}  "
+        f"task {printable(info['task_id'])}  termination: {grade['termination_reason']}  "
         f"steps: {info['step_count']}  tool errors: {info['num_errors']}"
     )
     print(f"DB check: {'match' if grade['db_match'] else 'DIFFERS'}")
     for line in grade["db_diff_text"]:
-        print(f"  {line}")
+        print(f"  {printable(line)}")
     for check in grade["communicate_checks"]:
-        print(f"communicate {check['info']!r}: {'said' if check['met'] else 'NOT said'}")
+        said = "said" if check["met"] else "NOT said"
+        print(f"communicate {printable(repr(check['info']))}: {said}")
     if grade["note"]:
-        print(grade["note"])
+        print(printable(grade["note"]))
     print(f"reward={reward}")

@@ -49,7 +49,8 @@ tau2 run's flag names are accepted too: --agent-llm, --user-llm, --num-trials,
 Exit code: 0 when the run finished; 1 when it failed: its failed simulations (agent_error,
 user_error, infrastructure_error: a model or server that did not answer, or a failed NL judge)
 reached --max-failures N (default: every simulation; with N given, no more are started once
-N failed, and --resume --retry-errors continues), or the --report page could not be written;
+N failed, and --resume --retry-errors continues), or every simulation failed (whatever
+--max-failures), or the --report page could not be written;
 said in one line, the results file saved all the same; 2 on bad input (one line, nothing run);
 130 on Ctrl-C.
 """
@@ -82,6 +83,7 @@ from airline_gym.harness.interrupt import Interrupted
 from airline_gym.harness.results import JSONObject, Results, format_summary, summarize
 from airline_gym.harness.retry import retries_per_request
 from airline_gym.harness.user_audit import audit_summary, format_audit_summary
+from airline_gym.printable import printable
 
 __all__ = ["AGENT_KEY_HINT", "add_arguments", "run"]
 
@@ -140,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         return 130
     except FailureLimitReached as stop:
         display.close(stop)
-        print(f"airline-gym eval: error: {stopped_early_line(stop)}", file=sys.stderr)
+        print(f"airline-gym eval: error: {printable(stopped_early_line(stop))}", file=sys.stderr)
         return 1
     except BaseException as exc:
         display.close(exc)
@@ -156,9 +158,9 @@ def run(args: argparse.Namespace) -> int:
             json.dumps({**summary, "out": str(out), **({"report": str(report)} if report else {})})
         )
     else:
-        print(format_summary(summary))
+        print(printable(format_summary(summary), lines=True))
         if customer_audit is not None:
-            print(format_audit_summary(customer_audit))
+            print(printable(format_audit_summary(customer_audit), lines=True))
         if not ran:
             print("nothing to do: every simulation is already in the file")
         print(f"results: {out}")
@@ -174,6 +176,6 @@ def run(args: argparse.Namespace) -> int:
     failed = failed_run_line(results.simulations, getattr(args, "max_failures", None), out)
     if failed:
         sys.stdout.flush()
-        print(f"airline-gym eval: error: {failed}", file=sys.stderr)
+        print(f"airline-gym eval: error: {printable(failed)}", file=sys.stderr)
         return 1
     return 1 if args.report and report is None else 0

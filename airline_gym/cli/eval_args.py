@@ -19,6 +19,7 @@ from airline_gym.cli.options import (
     add_failure_arguments,
     add_reward_basis_arguments,
 )
+from airline_gym.env.protocols import PROTOCOLS
 from airline_gym.harness.evaluate import DEFAULT_SEED
 
 __all__ = ["add_arguments"]
@@ -87,9 +88,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run_.add_argument("--max-errors", type=int, default=10, help="tool errors allowed (10)")
     run_.add_argument(
         "--protocol",
-        choices=("leaderboard", "gym"),
-        help="leaderboard (tau2 run; default with --agent-model) or gym (tau2's gym wrapper, "
-        "with done; default with --agent)",
+        choices=PROTOCOLS,
+        help="leaderboard (tau2 run; default with --agent-model; the only one comparable with "
+        "the leaderboard), gym (tau2's gym wrapper, with done; default with --agent) or "
+        "tool-reply (TRL's: the customer through respond_to_user, then done)",
     )
     add_reward_basis_arguments(parser.add_argument_group("grading (opt-in)"))
     output = parser.add_argument_group("output")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +24,28 @@ def positive_count(text: str) -> int:
     return value
 
 
-def failed_run_line(sims: Sequence[Any], max_failures: int | None, out: Path) -> str | None:
-    """The one line saying the run failed when its failed simulations (agent_error,
-    user_error, infrastructure_error, or a failed NL judge) reach ``max_failures`` (``None``:
-    all of them, and at least one); ``None`` when the run did not fail."""
-    causes = Counter(cause for sim in sims if (cause := failure_cause(sim)) is not None)
-    failed = sum(causes.values())
-    limit = len(sims) if max_failures is None else max_failures
-    if not sims or failed < limit:
+def failed_run_line(sims: Iterable[Any], max_failures: int | None, out: Path) -> str | None:
+    """The one line saying the run failed: when every simulation failed (agent_error,
+    user_error, infrastructure_error, or a failed NL judge), whatever ``max_failures``, or when
+    the failed ones reach ``max_failures``; ``None`` when the run did not fail."""
+    causes: Counter[str] = Counter()
+    count = 0
+    for sim in sims:
+        count += 1
+        cause = failure_cause(sim)
+        if cause is not None:
+            causes[cause] += 1
+    failed = causes.total()
+    if not count or failed < min(count, max_failures or count):
         return None
     why = describe_causes(causes)
-    rule = "every simulation" if max_failures is None else f"--max-failures {max_failures}"
+    if max_failures is not None and failed >= max_failures:
+        rule = f"reaching --max-failures {max_failures}"
+    else:  # nothing was graded: no limit makes that a finished run
+        rule = "every simulation failed"
     return (
-        f"the run failed: {failed} of {len(sims)} simulations failed ({why}), reaching "
-        f"{rule}; the results are saved in {out}"
+        f"the run failed: {failed} of {count} simulations failed ({why}), {rule}; "
+        f"the results are saved in {out}"
     )
 
 

@@ -4,9 +4,11 @@ write it after the run is one line, the results file staying saved)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
+from airline_gym.data.output import check_output
 from airline_gym.errors import ConfigError, require
 from airline_gym.harness.interrupt import Interrupted
 
@@ -15,13 +17,21 @@ __all__ = ["check_out", "check_plot", "check_report_page", "interrupted_line", "
 
 def check_out(out: Path, resume: bool) -> None:
     """Refuse an --out that cannot be written, or continued without --resume."""
-    if out.is_dir():
+    try:
+        folder = out.is_dir()
+    except OSError:  # a name too long: said below
+        folder = False
+    if folder:
         raise ConfigError(f"--out {out} is a directory: give a results file path")
+    journal = out.with_name(out.name + ".journal")
+    if out.parent.is_dir():  # else the run makes it, or says why it cannot
+        check_output(out, "--out")  # a device, a fifo, a name too long
+        if not os.path.lexists(journal):
+            check_output(journal, "--out's journal")  # its name may be too long
     if resume:
         return
     if out.exists():
         raise ConfigError(f"{out} exists: pass --resume to continue it, or choose another --out")
-    journal = out.with_name(out.name + ".journal")
     if journal.exists():
         raise ConfigError(
             f"{out} has an unfinished run ({journal.name}): pass --resume to continue it, "
@@ -60,10 +70,10 @@ def write_page(out: Path) -> Path | None:
     page = default_output(out)
     try:
         return write_report([out], page)
-    except OSError as exc:
+    except (OSError, ConfigError) as exc:  # the writer's refusals carry strerror too
         print(
             f"airline-gym eval: error: cannot write the report {page} "
-            f"({exc.strerror or exc}); the results are saved in {out} (run "
+            f"({getattr(exc, 'strerror', None) or exc}); the results are saved in {out} (run "
             f"`airline-gym report {out} --out OTHER.html` to write it elsewhere)",
             file=sys.stderr,
         )

@@ -11,13 +11,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from airline_gym.domain.tools import WRITE_TOOLS
+from airline_gym.printable import printable
 
 __all__ = ["call_text", "format_table", "write_count"]
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """Aligned plain-text columns (numbers right-aligned), headers underlined."""
-    cells = [[str(c) for c in row] for row in rows]
+    """Aligned plain-text columns (numbers right-aligned), headers underlined; control
+    characters in a cell are shown as escapes (:func:`~airline_gym.printable.printable`)."""
+    cells = [[printable(c) for c in row] for row in rows]  # text from files, escaped
+    headers = [printable(h) for h in headers]
     widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
     numeric = [
         all(r[i].replace(".", "", 1).replace("/", "", 1).isdigit() for r in cells if r[i] != "-")

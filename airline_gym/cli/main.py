@@ -7,6 +7,7 @@ Run 'airline-gym COMMAND --help' for a command's options and examples.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import logging
 import os
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from airline_gym.errors import AirlineGymError
+from airline_gym.printable import printable
 
 # subcommand name -> (module with ``add_arguments(parser)`` and ``run(args) -> int``, the first
 # line of its docstring). A command's module is imported only when that command runs or shows
@@ -213,10 +215,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except AirlineGymError as exc:  # expected failures: one line; anything else is a bug
-        text = " ".join(str(exc).split()) or type(exc).__name__
+        text = printable(" ".join(str(exc).split())) or type(exc).__name__
         print(f"airline-gym {args.command}: error: {text}", file=sys.stderr)
         return exc.exit_code
 
 
+def console() -> int:
+    """The console script (and ``python -m airline_gym.cli``): :func:`main`, then every object
+    frozen out of the garbage collector, so that the interpreter's exit does not walk the heap
+    (measured after Ctrl-C in a warm-start on 6,000 tasks: 2.4 s of exit, 0.1 s frozen)."""
+    code = main()
+    gc.freeze()
+    return code
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console())

@@ -63,6 +63,20 @@ def add_benchmark_arguments(group: argparse._ActionsContainer) -> None:
     )
 
 
+def add_protocol_argument(group: argparse._ActionsContainer, default: str = "gym") -> None:
+    """``--protocol gym|leaderboard|tool-reply``: how the agent talks and ends."""
+    from airline_gym.env.protocols import PROTOCOLS
+
+    group.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default=default,
+        help=f"how the agent talks and ends ({default}): gym (tau2's gym wrapper, with done), "
+        "leaderboard (tau2 run's: no done) or tool-reply (TRL's: the customer through "
+        "respond_to_user, then done)",
+    )
+
+
 def add_failure_arguments(
     llm: argparse._ActionsContainer, output: argparse._ActionsContainer
 ) -> None:

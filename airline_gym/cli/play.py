@@ -3,11 +3,13 @@
 The customer's messages are shown as "customer:"; tool results as "tool:". Each line you type
 is one action:
 
-  plain text                         a message to the customer
+  plain text                         a message to the customer (--protocol tool-reply: sent
+                                     through respond_to_user)
   get_user_details(user_id='x')      a tool call (keyword arguments, Python or JSON values)
   {"name": "...", "arguments": {...}} a tool call as JSON
   :tools   list the tools and their arguments    :help   this help
-  :done    end the conversation and see the grade (end of input does the same)
+  :done    end the conversation and see the grade (end of input does the same; the
+           leaderboard protocol has no done: there it ends the session, graded as it stands)
 
 Works with piped input, one action per line:
 
@@ -35,11 +37,14 @@ from airline_gym.cli.flags import (
     customer_kind,
     refuse_agent_server,
 )
-from airline_gym.cli.options import add_benchmark_arguments, server_args
+from airline_gym.cli.options import add_benchmark_arguments, add_protocol_argument, server_args
+from airline_gym.domain.grading import AGENT_STOP
+from airline_gym.domain.tool_reply import RESPOND_TOOL
 from airline_gym.domain.tools import TOOLS
 from airline_gym.env.actions import DONE_TOOL, MAX_ACTION_CHARS
 from airline_gym.env.render import colourise
 from airline_gym.errors import ConfigError
+from airline_gym.printable import printable
 
 _CALL = re.compile(r"^\s*(\w+)\s*\((.*)\)\s*$", re.DOTALL)
 _DOC = __doc__ or ""
@@ -51,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym play``."""
     parser.add_argument("--task", required=True, help=TASK_HELP)
     add_benchmark_arguments(parser)
+    add_protocol_argument(parser)
     add_customer_arguments(parser)
     add_no_agent_server_arguments(parser)  # you are the agent: refused, naming --user-api-base
     parser.add_argument("--seed", type=int, default=0, help="reset seed (default 0)")
@@ -90,7 +96,7 @@ def tool_lines(tools: list[dict[str, Any]]) -> list[str]:
 def check_line(line: str) -> str | None:
     """Why a typed line would not do what it looks like (a typo'd tool, broken JSON), or None."""
     match = _CALL.match(line)
-    if match and match.group(1) not in TOOLS and match.group(1) != DONE_TOOL:
+    if match and match.group(1) not in (*TOOLS, DONE_TOOL, RESPOND_TOOL):
         return f"unknown tool {match.group(1)!r}: type :tools for the list"
     if line.startswith("{"):
         try:
@@ -127,7 +133,7 @@ def show(messages: list[dict[str, Any]], colour: bool = False) -> None:
     for message in messages:
         role = message["role"] if message["role"] in labels else "system"
         label = colourise(f"{labels.get(role, 'error')}:", role, colour)
-        print(f"{label} {message.get('content')}")
+        print(f"{label} {printable(message.get('content'), lines=True)}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -152,14 +158,18 @@ def run(args: argparse.Namespace) -> int:
         user_model=args.user_model,
         user_llm_args=llm_args,
         max_steps=args.max_steps,
+        protocol=args.protocol,
     )
     check_customer(env.user)
     interactive = sys.stdin.isatty()
     colour = not args.no_colour and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     task = env.task_set[env.fixed_task or args.task]
-    print(f"task {task.id}: you are the airline agent. Type :help for how to act, :done to end.")
+    print(
+        f"task {printable(task.id)}: you are the airline agent. Type :help for how to act, "
+        ":done to end."
+    )
     if args.show_task:
-        print(scenario_text(task))
+        print(printable(scenario_text(task), lines=True))
     obs, info = env.reset(seed=args.seed)
     show(obs, colour)
     episode = env.episode
@@ -191,6 +201,10 @@ def run(args: argparse.Namespace) -> int:
             if command not in ("done", "quit", "exit", "q"):
                 print(f"unknown command {line!r}: try :help")
                 continue
+            if not env.protocol.offers_done:  # leaderboard: the session ends, graded as it stands
+                obs, reward, _, _, info = env.abort("ended by the player", AGENT_STOP)
+                show(obs, colour)
+                continue
             action: Any = {"name": DONE_TOOL, "arguments": {}}
         else:
             problem = check_line(line)
@@ -198,10 +212,12 @@ def run(args: argparse.Namespace) -> int:
                 print(f"not sent: {problem}")
                 continue
             action = line
+            if env.protocol.reply_tool and not _CALL.match(line) and not line.startswith("{"):
+                action = {"name": RESPOND_TOOL, "arguments": {"message": line}}
         obs, reward, _, _, info = step_safely(env, action, info)  # a crash ends the episode
         show(obs, colour)
     if "reward_info" not in info:  # the episode ended at reset (the customer failed)
-        print(f"the episode ended before your first turn: {info.get('error')}")
+        print(f"the episode ended before your first turn: {printable(info.get('error'))}")
         return 1
     print_grade(info, reward)
     return 0

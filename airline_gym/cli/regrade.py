@@ -6,10 +6,13 @@ replayed output that differs from the recorded tool message is reported, not fat
 
 Accepts tau2-bench results files (top-level ``tasks`` and ``simulations``) or a bare JSON list of
 simulations. Tasks come from the file's embedded ``tasks`` first, else from --tasks, else the
-benchmark version's. The version (tau2 or tau3) is the one the file's tasks are, recognised by
-their content, else the one its info records, else --benchmark, else tau2; which one was used,
-and why, is said for each file (for one that does not tell, only when some simulation
-disagrees). An infrastructure_error (tau3) has no reward and is not graded.
+benchmark version's. --tasks given for a file that embeds its own is checked against them: the
+file's tasks are the ones its run was played on, so tasks that differ on any task its
+simulations use are refused (one line, exit 2), and the same ones are said to be used. The
+version (tau2 or tau3) is the one the file's tasks are, recognised by their content, else the
+one its info records, else --benchmark, else tau2; which one was used, and why, is said for
+each file (for one that does not tell, only when some simulation disagrees). An
+infrastructure_error (tau3) has no reward and is not graded.
 
 A simulation whose replay fails is listed with its error and the others go on. When the
 recorded action checks of some simulations belong to other tasks than their task ids say, a
@@ -58,6 +61,7 @@ from airline_gym.harness.regrade import (
     regrade_run,
     summary,
 )
+from airline_gym.printable import printable
 
 __all__ = ["add_arguments", "run"]
 
@@ -79,8 +83,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--tasks",
         default=None,
         metavar="PATH",
-        help="a tasks.json for files without embedded tasks (embedded tasks win; default: the "
-        "benchmark version's tasks)",
+        help="a tasks.json for files without embedded tasks (a file's embedded tasks are used, "
+        "and --tasks that differ from them is refused; default: the benchmark version's tasks)",
     )
     parser.add_argument(
         "--task-id-map",
@@ -122,13 +126,13 @@ def _ours(r: RegradeResult) -> str:
 def _rows(results: list[RegradeResult]) -> list[tuple[str, ...]]:
     return [
         (
-            r.simulation_id,
-            r.task_id,
+            printable(r.simulation_id),
+            printable(r.task_id),
             "judge error" if r.recorded_judge_error else _fmt_reward(r.recorded_reward),
             _ours(r),
             _AGREE[r.status()],
             "yes" if r.db_match else "no",
-            r.termination_reason,
+            printable(r.termination_reason),
             str(len(r.output_mismatches)),
         )
         for r in results
@@ -145,9 +149,10 @@ def _print_table(title: str, results: list[RegradeResult]) -> None:
         from rich import box
         from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
     except ImportError:
         widths = [max([len(h), *(len(row[i]) for row in rows)]) for i, h in enumerate(_HEADERS)]
-        print(title)
+        print(printable(title))
         for row in (_HEADERS, *rows):
             print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         print()
@@ -155,7 +160,7 @@ def _print_table(title: str, results: list[RegradeResult]) -> None:
     console = Console()
     if not console.is_terminal:  # piped: do not squeeze the table into 80 columns
         console = Console(width=200)
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+    table = Table(title=Text(printable(title)), title_justify="left", box=box.SIMPLE_HEAD)
     for header in _HEADERS:
         table.add_column(
             header,
@@ -164,7 +169,8 @@ def _print_table(title: str, results: list[RegradeResult]) -> None:
             min_width=len(header),
         )
     for row in rows:
-        table.add_row(*row, style=None if row[4] in ("yes", "-") else "bold red")
+        cells = [Text(cell) for cell in row]  # plain text: no rich markup read in a task id
+        table.add_row(*cells, style=None if row[4] in ("yes", "-") else "bold red")
     console.print(table)
 
 
@@ -261,6 +267,9 @@ def run(args: argparse.Namespace) -> int:
     for line in versions:
         if line:
             print(line, file=sys.stderr)
+    if args.tasks is not None:  # which tasks were used: the file's own, or --tasks
+        for name, run in per_file:
+            print(f"{name}: graded against {run.tasks}", file=sys.stderr)
     failed = Counter(r.error for r in everything if r.error)
     for error, count in failed.most_common(3):
         print(f"{prog}: {count} simulation(s) could not be replayed: {error}", file=sys.stderr)

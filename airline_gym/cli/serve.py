@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airline_gym.cli.flags import USER_API_BASE_HELP, USER_MODEL_HELP, check_customer
-from airline_gym.cli.options import add_benchmark_arguments
+from airline_gym.cli.options import add_benchmark_arguments, add_protocol_argument
 from airline_gym.errors import ConfigError, require
 
 #: serve's way out of a customer without credentials (it has no --user: no --user-model).
@@ -139,6 +139,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--user-api-base", metavar="URL", help=USER_API_BASE_HELP)
     parser.add_argument("--max-steps", type=int, default=200, help="step budget (default 200)")
     parser.add_argument("--max-errors", type=int, default=10, help="tool errors (default 10)")
+    add_protocol_argument(parser)
 
 
 def env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -155,6 +156,7 @@ def env_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "max_steps": args.max_steps,
         "max_errors": args.max_errors,
         "user": "llm" if args.user_model else "scripted",
+        "protocol": args.protocol,
     }
     if args.split:
         kwargs["split"] = args.split

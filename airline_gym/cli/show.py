@@ -24,6 +24,7 @@ from airline_gym.domain.benchmarks import benchmark_tasks
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.domain.tools import WRITE_TOOLS
 from airline_gym.errors import ConfigError
+from airline_gym.printable import printable
 
 _SCENARIO = (
     ("reason_for_call", "Reason for call"),
@@ -95,5 +96,5 @@ def run(args: argparse.Namespace) -> int:
         lines += ["", "NL assertions (diagnostic, not graded):"]
         lines += [f"  - {a}" for a in task.nl_assertions]
     lines += ["", f"reward: {' x '.join(task.reward_basis)} check"]
-    print("\n".join(lines))
+    print(printable("\n".join(lines), lines=True))
     return 0

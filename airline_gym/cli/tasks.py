@@ -26,6 +26,7 @@ from airline_gym.cli.options import add_benchmark_arguments
 from airline_gym.domain.benchmarks import benchmark_tasks
 from airline_gym.domain.tasks import Task, TaskSet, load_task_set
 from airline_gym.errors import ConfigError
+from airline_gym.printable import printable
 
 PURPOSE_WIDTH = 70
 
@@ -134,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     ]
     headers = ("id", "split", "actions", "writes", "communicate", "purpose")
     print(format_table(headers, rows))
-    print(f"\n{len(chosen)} of {len(task_set)} tasks ({task_set.name})")
+    print(f"\n{len(chosen)} of {len(task_set)} tasks ({printable(task_set.name)})")
     return 0
 
 

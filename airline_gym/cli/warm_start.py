@@ -11,9 +11,12 @@ SFTTrainer takes it as a conversational dataset with tools.
 --agent gold-dialogue (default) asks for a yes before each write, refuses what the policy
 refuses and answers in words, as the policy wants an agent to; --agent gold only replays the
 calls. A task with no intent, no write and nothing to say is not played (its dialogue would
-ignore the request). --protocol leaderboard (default) offers the reference's 14 tools (what an
-LLM agent is evaluated with); gym adds 'done'. Exit code 0, 1 when no episode reached
---min-reward, 2 on bad arguments.
+ignore the request). --protocol names what the rows teach, as eval --protocol runs it (same
+system prompt and tools): leaderboard (default) offers the reference's 14 tools (what an LLM
+agent is evaluated with); gym adds 'done'; tool-reply (TRL's GRPOTrainer) talks to the customer
+through respond_to_user and ends with done. Progress goes to stderr; the file replaces --out
+only once it is whole. Exit code 0, 1 when no episode reached --min-reward (--out is left as it
+was), 2 on bad arguments, 130 on Ctrl-C (it stops within about a second, nothing written).
 
   airline-gym warm-start --tasks train.json --out sft.jsonl
   airline-gym warm-start --split train --out sft-benchmark-train.jsonl
@@ -27,6 +30,9 @@ import sys
 
 from airline_gym.cli.flags import add_task_ids_argument, task_ids
 from airline_gym.cli.options import add_benchmark_arguments
+from airline_gym.numbers import whole_number
+from airline_gym.printable import printable
+from airline_gym.progress import Progress
 
 __all__ = ["add_arguments", "run"]
 
@@ -42,13 +48,15 @@ def _reward(text: str) -> float:
 
 
 def _count(text: str) -> int:
-    if not text.isdigit() or not 1 <= int(text) <= 256:
-        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 256: {text!r}")
-    return int(text)
+    count = whole_number(text)
+    if count is None or not 1 <= count <= 256:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 256: {text[:40]!r}")
+    return count
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """CLI options of ``airline-gym warm-start``."""
+    from airline_gym.env.protocols import PROTOCOLS
     from airline_gym.harness.warm_start import WARM_START_AGENTS
 
     parser.add_argument("--out", required=True, metavar="FILE", help="the JSONL file to write")
@@ -59,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--agent", choices=WARM_START_AGENTS, default="gold-dialogue", help="(gold-dialogue)"
     )
     parser.add_argument(
-        "--protocol", choices=("leaderboard", "gym"), default="leaderboard", help="(leaderboard)"
+        "--protocol", choices=PROTOCOLS, default="leaderboard", help="(leaderboard)"
     )
     parser.add_argument(
         "--min-reward", type=_reward, default=1.0, help="keep episodes scoring at least this (1)"
@@ -69,27 +77,47 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``airline-gym warm-start``."""
-    from airline_gym.harness.warm_start import warm_start
+    from airline_gym.harness.warm_start import WarmStartInterrupted, warm_start
 
     ids = task_ids(args.task_ids)
     try:
-        done = warm_start(
-            args.out,
-            tasks=args.tasks,
-            benchmark=args.benchmark,
-            split=args.split,
-            task_ids=ids,
-            agent=args.agent,
-            protocol=args.protocol,
-            min_reward=args.min_reward,
-            concurrency=args.concurrency,
+        with Progress("playing", total=1) as progress:
+
+            def played(count: int, total: int) -> None:
+                progress.total = total
+                step = max(1, total // 10)  # a plain stream gets about ten lines
+                line = f"played {count:,} of {total:,}" if count % step == 0 else None
+                progress.count(count, "", line)
+
+            done = warm_start(
+                args.out,
+                tasks=args.tasks,
+                benchmark=args.benchmark,
+                split=args.split,
+                task_ids=ids,
+                agent=args.agent,
+                protocol=args.protocol,
+                min_reward=args.min_reward,
+                concurrency=args.concurrency,
+                progress=played,
+            )
+    except WarmStartInterrupted as stop:
+        print(
+            f"interrupted after {stop.played} of {stop.total} episodes: nothing written "
+            f"({args.out} left as it was)",
+            file=sys.stderr,
         )
-    except OSError as exc:
-        print(f"airline-gym warm-start: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {done.written} of {done.played} conversations to {args.out}")
+        return 130
+    if done.written:
+        print(f"wrote {done.written} of {done.played} conversations to {args.out}")
+    else:
+        print(
+            f"wrote nothing: none of {done.played} conversations reached --min-reward "
+            f"{args.min_reward:g} ({args.out} left as it was)"
+        )
     if done.skipped:
-        shown = ", ".join(done.skipped[:10]) + (" ..." if len(done.skipped) > 10 else "")
+        shown = ", ".join(map(printable, done.skipped[:10]))
+        shown += " ..." if len(done.skipped) > 10 else ""
         print(
             f"not played ({len(done.skipped)}: no intent, no write, nothing to say, so the "
             f"dialogue would only ignore the request): {shown}"
@@ -97,5 +125,5 @@ def run(args: argparse.Namespace) -> int:
     if done.dropped:
         print(f"left out ({len(done.dropped)}, reward below {args.min_reward:g}):")
         for task_id, reward in done.dropped.items():  # every one, with why
-            print(f"  {task_id} ({reward:g}): {done.why.get(task_id, '')}")
+            print(f"  {printable(task_id)} ({reward:g}): {printable(done.why.get(task_id, ''))}")
     return 0 if done.written else 1

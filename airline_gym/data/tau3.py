@@ -26,10 +26,12 @@ from pathlib import Path
 
 from airline_gym.data.cache import _file_lock, _remove_tree, _sha256_file, cache_dir
 from airline_gym.errors import ConfigError, DataError
+from airline_gym.numbers import whole_number
 
 __all__ = [
     "ENV_TAU3_DIR",
     "ENV_TAU3_URL",
+    "INSTALL_COMMAND",
     "TAU3_COMMIT",
     "TAU3_FILES",
     "TAU3_SIZES",
@@ -37,6 +39,7 @@ __all__ = [
     "Tau3Files",
     "install_tau3",
     "locate_tau3",
+    "tau3_at_hand",
     "tau3_cache_dir",
     "tau3_files",
     "tau3_installed",
@@ -75,6 +78,9 @@ _WHERE = (
     f"tau2-bench at commit {TAU3_COMMIT[:7]}: {' and '.join(p for p, _ in TAU3_FILES.values())})"
 )
 
+#: The command that installs the files into the cache once for all (named by every error).
+INSTALL_COMMAND = "airline-gym data install FOLDER (a folder holding them, or a mirror's URL)"
+
 # File -> (size, mtime_ns) when its hash last matched: hashed once per process.
 _VERIFIED: dict[Path, tuple[int, int]] = {}
 # At most this many entries of a folder are looked at for files under other names.
@@ -105,7 +111,7 @@ def tau3_files() -> Tau3Files:
         if problem is not None:
             raise DataError(
                 f"{ENV_TAU3_DIR}={str(root)!r}: {problem}; it must hold {_WHERE}, or unset it "
-                "to download them."
+                f"to download them (or install them once: {INSTALL_COMMAND})."
             )
         return Tau3Files(paths["tasks.json"], paths["simulation_guidelines.md"], "env")
     target = tau3_cache_dir()
@@ -117,6 +123,14 @@ def tau3_files() -> Tau3Files:
 def tau3_installed() -> bool:
     """Whether the cache holds the verified tau3 files (nothing is fetched)."""
     return _verified(tau3_cache_dir())
+
+
+def tau3_at_hand() -> Tau3Files | None:
+    """The verified tau3 files when they are here (``$AIRLINE_GYM_TAU3_DIR``, or the cache),
+    None when they would have to be downloaded (nothing is fetched)."""
+    if os.environ.get(ENV_TAU3_DIR, "") or tau3_installed():
+        return tau3_files()
+    return None
 
 
 def install_tau3(source: str | None = None) -> Tau3Files:
@@ -254,7 +268,8 @@ def _fill_cache(target: Path, filler: tuple[str, Callable[[Path], None]]) -> Non
                 if problem is not None:
                     raise DataError(
                         f"The tau3 files {origin} do not verify: {problem}. Check "
-                        f"{ENV_TAU3_URL}, or set {ENV_TAU3_DIR} to a folder holding {_WHERE}."
+                        f"{ENV_TAU3_URL}, or set {ENV_TAU3_DIR} to a folder holding {_WHERE}, "
+                        f"or install them once: {INSTALL_COMMAND}."
                     )
                 if os.path.lexists(target):
                     _remove_tree(target, parent)
@@ -264,7 +279,8 @@ def _fill_cache(target: Path, filler: tuple[str, Callable[[Path], None]]) -> Non
     except OSError as exc:
         raise DataError(
             f"Cannot write the tau3 files into {target} ({exc}). Set XDG_CACHE_HOME to a "
-            f"writable folder, or set {ENV_TAU3_DIR} to a folder holding {_WHERE}."
+            f"writable folder, or set {ENV_TAU3_DIR} to a folder holding {_WHERE}, or install "
+            f"them once: {INSTALL_COMMAND}."
         ) from exc
 
 
@@ -289,7 +305,8 @@ def _download(url: str, dest: Path, size: int) -> None:
     if problem is not None:
         raise DataError(
             f"Cannot download the tau3 files from {url} ({problem}). Fix the network (or "
-            f"{ENV_TAU3_URL}), or set {ENV_TAU3_DIR} to a folder holding {_WHERE}."
+            f"{ENV_TAU3_URL}), or set {ENV_TAU3_DIR} to a folder holding {_WHERE}, or install "
+            f"them once: {INSTALL_COMMAND}."
         )
 
 
@@ -310,9 +327,13 @@ def _fetch_bounded(
 
     try:
         with urllib.request.urlopen(url, timeout=_DOWNLOAD_TIMEOUT_S) as response:
-            announced = response.headers.get("Content-Length", "")
-            if announced.strip().isdigit() and int(announced) > size:
-                raise _TooLarge(f"the server announces {int(announced)} bytes, expected {size}")
+            announced = response.headers.get("Content-Length", "").strip()
+            length = whole_number(announced)
+            if length is not None and length > size:
+                raise _TooLarge(f"the server announces {length} bytes, expected {size}")
+            if length is None and announced.isascii() and announced.isdigit():  # >18 digits
+                digits = len(announced)
+                raise _TooLarge(f"the server announces a {digits}-digit size, expected {size}")
             got = 0
             with open(dest, "wb") as fh:
                 while not stop.is_set():

@@ -23,6 +23,7 @@ from airline_gym.domain.database import (
     clone,
     same_json,
 )
+from airline_gym.domain.initial_db import prepared_base, start_view
 from airline_gym.domain.nl_assertions import (
     Judge,
     JudgeSteps,
@@ -43,6 +44,8 @@ MAX_STEPS = "max_steps"
 TOO_MANY_ERRORS = "too_many_errors"
 USER_ERROR = "user_error"
 AGENT_ERROR = "agent_error"
+#: ``tool-reply`` protocol: the agent replied without a tool call (where TRL's rollout ends).
+NO_TOOL_CALL = "no_tool_call"
 #: tau3's: the simulation failed on every attempt (spec §13.12c); it has no reward at all.
 INFRASTRUCTURE_ERROR = "infrastructure_error"
 GRADED_TERMINATIONS = frozenset({USER_STOP, AGENT_STOP})
@@ -154,7 +157,8 @@ def db_credit(task: Task, db: AirlineDB) -> float:
     gold = gold_db(task, db.base)
     known = _GOLD_FIELDS.get(id(gold))
     if known is None or known[0] is not gold:
-        known = _GOLD_FIELDS[id(gold)] = (gold, max(1, len(db_diff(db.base.fork(), gold))))
+        start = start_view(task, db.base)
+        known = _GOLD_FIELDS[id(gold)] = (gold, max(1, len(db_diff(start, gold))))
     return max(0.0, 1.0 - len(db_diff(db, gold)) / known[1])
 
 
@@ -175,11 +179,14 @@ def partial_credit(grade: Grade, task: Task, db: AirlineDB) -> float:
 
 
 def gold_db(task: Task, base: PristineDB) -> AirlineDB:
-    """The DB after the task's gold actions (computed once per task and pristine DB)."""
-    key = (id(base), canonical_json([task.id, [(a.name, a.arguments) for a in task.actions]]))
+    """The DB after the task's gold actions, from where the task starts (its
+    ``initial_state``: :func:`~airline_gym.domain.initial_db.start_view`), computed once per
+    task and pristine DB."""
+    actions = [(a.name, a.arguments) for a in task.actions]
+    key = (id(base), canonical_json([task.id, actions, task.initial_state]))
     cached = _GOLD_CACHE.get(key)
-    if cached is None or cached.base is not base:
-        cached = base.fork()
+    if cached is None or cached.base is not prepared_base(task, base):
+        cached = start_view(task, base)
         for action in task.actions:
             execute(cached, action.name, action.arguments)
         _GOLD_CACHE[key] = cached

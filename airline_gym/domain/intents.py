@@ -39,10 +39,14 @@ Every kind that charges (``book``, ``change_flights``, ``change_cabin``, ``add_b
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+from airline_gym.domain.typed_json import build
 
 __all__ = [
     "CABINS",
@@ -102,6 +106,9 @@ QUESTIONS: dict[str, str] = {
 }
 
 
+_CLOCK_RE = re.compile(r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]")
+
+
 @dataclass(frozen=True)
 class FlightRule:
     """How the customer picks a flight among those the agent can find.
@@ -125,6 +132,17 @@ class FlightRule:
     depart_after: str | None = None
     depart_before: str | None = None
     arrive_before: str | None = None
+
+    def __post_init__(self) -> None:
+        # what a file holds is read as the customer reads it: a bad date or clock is refused here
+        try:
+            dt.date.fromisoformat(self.date)
+        except ValueError:
+            raise ValueError(f"date must be a date YYYY-MM-DD, not {self.date!r:.40}") from None
+        for name in ("depart_after", "depart_before", "arrive_before"):
+            value = getattr(self, name)
+            if value is not None and not _CLOCK_RE.fullmatch(value):
+                raise ValueError(f"{name} must be a time HH:MM:SS, not {value!r:.40}")
 
 
 @dataclass(frozen=True)
@@ -218,6 +236,8 @@ class Request:
             raise ValueError(f"unknown question {self.question!r}")
         if self.cabin is not None and self.cabin not in CABINS:
             raise ValueError(f"unknown cabin {self.cabin!r}")
+        if self.insist not in (0, 1):
+            raise ValueError(f"insist must be 0 or 1, not {self.insist!r:.40}")
 
 
 @dataclass(frozen=True)
@@ -253,51 +273,13 @@ class Intent:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Intent:
-        """Read :meth:`to_json`'s form back; unknown keys or kinds raise ``ValueError``."""
-        intent: Intent = _build(cls, data)
+        """Read :meth:`to_json`'s form back: a one-line ``ValueError`` naming the field for an
+        unknown key or kind and for a value of the wrong type (every field is checked against
+        its annotation, whole numbers are >= 0: :func:`~airline_gym.domain.typed_json.build`)."""
+        intent: Intent = build(cls, data)
         return intent
 
     @property
     def kinds(self) -> tuple[str, ...]:
         """The kinds of the requests, in order."""
         return tuple(r.kind for r in self.requests)
-
-
-_NESTED: dict[tuple[type, str], type] = {
-    (Intent, "persona"): Persona,
-    (Trip, "outbound"): FlightRule,
-    (Trip, "return_rule"): FlightRule,
-    (Leg, "rule"): FlightRule,
-    (Request, "trip"): Trip,
-    (Request, "new_passenger"): Passenger,
-}
-_SEQUENCES: dict[tuple[type, str], type] = {
-    (Intent, "requests"): Request,
-    (Request, "legs"): Leg,
-    (Request, "passengers"): Passenger,
-    (Request, "payment"): PaymentPart,
-}
-
-
-def _build(cls: type, data: Mapping[str, Any]) -> Any:
-    if not isinstance(data, Mapping):
-        raise ValueError(f"{cls.__name__}: expected an object, got {type(data).__name__}")
-    names = {f.name for f in fields(cls)}
-    extra = sorted(set(data) - names)
-    if extra:
-        raise ValueError(f"{cls.__name__}: unknown keys {', '.join(map(str, extra))}")
-    values: dict[str, Any] = {}
-    for name, value in data.items():
-        if (cls, name) in _NESTED and value is not None:
-            value = _build(_NESTED[cls, name], value)
-        elif (cls, name) in _SEQUENCES:
-            if not isinstance(value, list):
-                raise ValueError(f"{cls.__name__}.{name}: expected a list")
-            value = tuple(_build(_SEQUENCES[cls, name], item) for item in value)
-        elif isinstance(value, list):
-            value = tuple(value)
-        values[name] = value
-    try:
-        return cls(**values)
-    except TypeError as exc:
-        raise ValueError(f"{cls.__name__}: {exc}") from None

@@ -28,7 +28,8 @@ What the customer saw of a message is its first :data:`~airline_gym.domain.said.
 characters, as the offline customer reads it.
 
 To add a check: a function here taking a :class:`Transcript`, an entry in :data:`CHECKS`, its
-name in ``task_checks.STRICT_CHECK_NAMES``, and the generator's ``assemble`` lists it.
+name in ``task_meta.STRICT_CHECK_NAMES`` (what the ``airline_gym.checks`` field may list), and
+the generator's ``assemble`` lists it.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from airline_gym.domain.said import (
     left_unsatisfied,
     readable,
 )
-from airline_gym.domain.task_checks import STRICT_CHECK_NAMES
+from airline_gym.domain.task_meta import STRICT_CHECK_NAMES
 from airline_gym.domain.toolbox import execute
 from airline_gym.domain.tools import WRITE_TOOLS
 from airline_gym.domain.transcript import tool_calls

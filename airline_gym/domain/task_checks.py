@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from airline_gym.domain.initial_state import check_initial_state
+from airline_gym.domain.task_meta import FIELDS, STRICT_CHECK_NAMES, check_meta
 from airline_gym.domain.validation import described, json_type
 from airline_gym.errors import ConfigError
 
@@ -38,9 +40,6 @@ KNOWN_REWARD_BASIS: tuple[str, ...] = (
 )
 #: Bases that only an LLM judge can score.
 NEEDS_JUDGE = frozenset({"NL_ASSERTION"})
-#: The strict checks a generated task may list in ``airline_gym.checks`` (see
-#: :mod:`airline_gym.domain.strict_grading`), in the order they are reported.
-STRICT_CHECK_NAMES: tuple[str, ...] = ("WRITES", "CONFIRMED", "SETTLED", "ANSWERED")
 
 
 def _strings(value: Any) -> bool:
@@ -48,7 +47,11 @@ def _strings(value: Any) -> bool:
 
 
 def check_reward_basis(value: Any, where: str) -> None:
-    """``evaluation_criteria.reward_basis``: null or a list of known basis names."""
+    """``evaluation_criteria.reward_basis``: null or a non-empty list of known basis names.
+
+    An empty list is refused: the reference's evaluator multiplies no component and gives
+    1.0 to every episode that ends with ``user_stop`` or ``agent_stop``, a reward that pays
+    for nothing (as :func:`run_basis` refuses a run's empty basis)."""
     field = f"{where}: 'evaluation_criteria.reward_basis'"
     if value is None:
         return
@@ -63,6 +66,12 @@ def check_reward_basis(value: Any, where: str) -> None:
         raise ConfigError(
             f"{field} has unknown basis {shown} (known: {', '.join(KNOWN_REWARD_BASIS)})"
         )
+    if not value:  # the reference multiplies no component: 1.0 for any agent that ends
+        raise ConfigError(
+            f"{field} is empty: tau2 scores every episode that ends 1.0 whatever the agent "
+            'did; name the components (e.g. ["DB", "COMMUNICATE"]), or leave the key '
+            "out for that default"
+        )
 
 
 def check_task(raw: Any, where: str) -> None:
@@ -70,7 +79,7 @@ def check_task(raw: Any, where: str) -> None:
 
     Checked: ``id`` (string or integer) and ``evaluation_criteria`` (``actions``: objects with a
     string ``name`` and an object ``arguments``; ``communicate_info``, ``nl_assertions``: lists
-    of strings; ``reward_basis``: a list of known basis names; each may be null), and a
+    of strings; ``reward_basis``: a non-empty list of known basis names; each may be null), and a
     generated task's ``airline_gym.checks`` (known strict check names).
     """
     if not isinstance(raw, dict):
@@ -81,6 +90,7 @@ def check_task(raw: Any, where: str) -> None:
         kind = json_type(raw["id"])
         raise ConfigError(f"{where}: 'id' must be a string or an integer, not {kind}")
     where = f"{where} (id {raw['id']!r})"
+    check_initial_state(raw, where)
     criteria = raw.get("evaluation_criteria")
     if criteria is None:
         return
@@ -105,27 +115,23 @@ def check_task(raw: Any, where: str) -> None:
 
 
 def _check_strict(extra: Any, where: str) -> None:
-    """``airline_gym.checks``, when present: a list of known strict check names."""
+    """``airline_gym.checks``, when present (what grading reads of the key; the rest of it is
+    checked with the scenario, :func:`check_playable_task`)."""
     checks = extra.get("checks") if isinstance(extra, dict) else None
-    if checks is None:
-        return
-    if not isinstance(checks, list) or not all(isinstance(c, str) for c in checks):
-        raise ConfigError(f"{where}: 'airline_gym.checks' must be a list of check names")
-    unknown = [c for c in checks if c not in STRICT_CHECK_NAMES]
-    if unknown:
-        raise ConfigError(
-            f"{where}: 'airline_gym.checks' has unknown check {unknown[0]!r:.40} "
-            f"(known: {', '.join(STRICT_CHECK_NAMES)})"
-        )
+    problem = None if checks is None else FIELDS["checks"](checks)
+    if problem is not None:
+        raise ConfigError(f"{where}: 'airline_gym.checks' {problem}")
 
 
 _SCENARIO_TEXTS = ("domain", "reason_for_call", "task_instructions")
 
 
 def check_playable_task(raw: Any, where: str) -> None:
-    """:func:`check_task`, plus the ``user_scenario`` the customer plays (tau2's shape)."""
+    """:func:`check_task`, plus the ``user_scenario`` the customer plays (tau2's shape) and the
+    ``airline_gym`` key (:func:`~airline_gym.domain.task_meta.check_meta`)."""
     check_task(raw, where)
     where = f"{where} (id {raw['id']!r})"
+    check_meta(raw, where)
     scenario = raw.get("user_scenario")
     if not isinstance(scenario, dict):
         what = "missing field" if scenario is None else f"{json_type(scenario)} in field"

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -124,6 +125,13 @@ class Task:
         return DEFAULT_REWARD_BASIS if basis is None else tuple(basis)
 
     @property
+    def initial_state(self) -> dict[str, Any] | None:
+        """The ``initial_state`` the task starts from (a copy), or None (every airline task of
+        the benchmarks): see :mod:`airline_gym.domain.initial_db`."""
+        state = self._raw.get("initial_state")
+        return clone(state) if isinstance(state, dict) else None
+
+    @property
     def has_criteria(self) -> bool:
         """Whether the task has evaluation criteria at all."""
         return self._raw.get("evaluation_criteria") is not None
@@ -189,11 +197,13 @@ def parse_tasks(
     raw_tasks: Any, source: str = "the tasks", playable: bool = False
 ) -> Mapping[str, Task]:
     """Tasks keyed by id, in file order; a one-line ``ConfigError`` naming the task and the field
-    for a record grading cannot read (``playable``: or that an episode cannot be played from)."""
+    for a record grading cannot read (``playable``: or that an episode cannot be played from),
+    and for two tasks with one id (``5`` and ``"5"`` included)."""
     if not isinstance(raw_tasks, list):
         raise ConfigError(f"{source}: expected a list of task objects")
     check = check_playable_task if playable else check_task
     out: dict[str, Task] = {}
+    first: dict[str, int] = {}  # id -> the number of the task that has it
     for i, record in enumerate(raw_tasks):
         if not isinstance(record, dict):
             raise ConfigError(f"{source}: task #{i + 1} is not an object")
@@ -201,6 +211,12 @@ def parse_tasks(
         if isinstance(task_id, bool) or not isinstance(task_id, (str, int)):
             raise ConfigError(f"{source}: task #{i + 1} has no 'id' (a string)")
         where = f"{source}: task #{i + 1}"
+        seen = first.setdefault(str(task_id), i + 1)
+        if seen != i + 1:  # one would replace the other: a task silently never played
+            raise ConfigError(
+                f"{where} has the id {str(task_id)!r:.80} of task #{seen} (ids are compared "
+                'as strings, so 5 and "5" are one id): give each task its own id'
+            )
         try:
             check(record, where)
             out[str(task_id)] = Task(id=str(task_id), raw=record)
@@ -210,7 +226,10 @@ def parse_tasks(
 
 
 def _read_json(path: str, what: str) -> Any:
-    data = read_limited(path, TASKS_MAX_BYTES, what)
+    try:
+        data = read_limited(path, TASKS_MAX_BYTES, what)
+    except OSError as exc:  # no permission, a folder, gone since it was found
+        raise ConfigError(f"{what} {path}: cannot read ({exc.strerror or exc})") from None
     try:
         return json.loads(data)
     except (ValueError, RecursionError) as exc:  # broken JSON, numbers past Python's limit
@@ -235,8 +254,28 @@ def _generated_splits(tasks: Mapping[str, Task]) -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in splits.items()}
 
 
-@cache
-def _load(tasks_path: str, splits_path: str, name: str, own_splits: bool) -> TaskSet:
+def _stamp(*paths: str) -> tuple[tuple[int, int], ...]:
+    """Each file's (modification time, size): a file rewritten under the same name loads anew."""
+    stamps = []
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:  # gone or unreadable: reading it says why
+            stamps.append((-1, -1))
+        else:
+            stamps.append((info.st_mtime_ns, info.st_size))
+    return tuple(stamps)
+
+
+@lru_cache(maxsize=16)
+def _load(
+    tasks_path: str,
+    splits_path: str,
+    name: str,
+    own_splits: bool,
+    stamp: tuple[tuple[int, int], ...] = (),
+) -> TaskSet:
+    """The task set of ``tasks_path``, cached by path and ``stamp`` (see :func:`_stamp`)."""
     tasks = parse_tasks(_read_json(tasks_path, "tasks file"), f"tasks file {tasks_path}", True)
     splits = _read_splits(splits_path, tasks) if splits_path else {}
     generated = _generated_splits(tasks)
@@ -291,6 +330,39 @@ def load_task_set(
             f"tasks file not found: {path} (use 'tau2', 'tau3' or a path to tasks.json)"
         )
     beside = path.with_name("split_tasks.json")
-    if beside.is_file():
-        return _load(str(path.resolve()), str(beside.resolve()), str(path), True)
-    return _load(str(path.resolve()), str(data_files(data_dir).split_tasks), str(path), False)
+    own = beside.is_file()
+    tasks_path = str(path.resolve())
+    splits_path = str(beside.resolve()) if own else str(data_files(data_dir).split_tasks)
+    stamp = _stamp(tasks_path, splits_path)
+    loaded = _load(tasks_path, splits_path, str(path), own, stamp)
+    _check_starts(loaded, str(data_files(data_dir).db))
+    return loaded
+
+
+#: Task sets whose initial states were run once on a database: (id, db path) -> the set.
+#: Weak: a set dropped from the load cache (a rewritten file) is forgotten here too, and its id
+#: cannot be mistaken for a later set's.
+_STARTS_CHECKED: weakref.WeakValueDictionary[tuple[int, str], TaskSet] = (
+    weakref.WeakValueDictionary()
+)
+
+
+def _check_starts(task_set: TaskSet, db_path: str) -> None:
+    """Run each task's ``initial_state`` on the database once, when the set first loads: one
+    that cannot start (an action that fails, a recorded result the DB does not give) is
+    refused then, by every entry point, not when an episode reaches it."""
+    key = (id(task_set), db_path)
+    if key in _STARTS_CHECKED:
+        return
+    starting = [t for t in task_set.tasks.values() if t._raw.get("initial_state") is not None]
+    if starting:
+        from airline_gym.domain.database import load_pristine
+        from airline_gym.domain.initial_db import start_view
+
+        base = load_pristine(db_path)
+        for task in starting:
+            try:
+                start_view(task, base)
+            except ConfigError as exc:
+                raise ConfigError(f"tasks file {task_set.name}: {exc}") from None
+    _STARTS_CHECKED[key] = task_set

@@ -11,8 +11,10 @@ flag per offending customer turn and kind: ``{"kind", "message_index", "evidence
   value written in ``unknown_info``) before the agent said it;
 - ``invention``: an identifier (user, reservation, payment) in neither the scenario nor anything
   the agent said before;
-- ``role_break``: tool-call syntax, the agent's greeting, or the customer speaking as the agent;
-- ``empty_or_repeated``: an empty turn, or the same text as the two customer turns before it;
+- ``role_break``: tool-call syntax, the agent's greeting, or the customer speaking as the agent
+  (or as an assistant: "I'm here to help ...", "What's on your mind?");
+- ``empty_or_repeated``: an empty turn, a turn of 6 words or more that repeats the customer's
+  previous turn word for word, or the same short text as the two customer turns before it;
 - ``unwarranted_transfer``: ``###TRANSFER###`` or ``###OUT-OF-SCOPE###`` although the agent did
   not transfer and the instructions give no reason to.
 
@@ -46,6 +48,8 @@ Scenario = Mapping[str, Any]
 STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"
 _ENDINGS = (STOP, TRANSFER, OUT_OF_SCOPE)
 _EVIDENCE_CHARS = 400
+#: Words from which a customer turn said again word for word is flagged the second time.
+REPEAT_WORDS = 6
 #: The characters of a message the rules read (head and tail): real turns are far shorter
 #: (at most 2,862 in the shared runs), and the regular expressions stay fast on hostile ones.
 _READ_CHARS = 8_000
@@ -107,7 +111,8 @@ _AGENT_PHRASES = re.compile(
     r"\bhow (?:can|may) i (?:help|assist) you\b|\bis there anything else i can (?:help|do|assist)"
     r"|\bthank you for (?:contacting|calling|choosing)\b|\bthank you for confirming your\b"
     r"|\bour system (?:cannot|can't|shows)\b|\bper our policy\b"
-    r"|\b(?:i|we) can (?:certainly )?help you\b|\bi(?:'m| am) here to help you\b"
+    r"|\b(?:i|we) can (?:certainly )?help you\b|\bi(?:'m| am) here to (?:help|assist)\b"
+    r"|\bwhat(?:'s| is) on your mind\b|\bhow can i be of (?:help|assistance)\b"
     r"|\btransfer you\b|\b(?:email|send) you (?:a|the)\b"
     r"|^\s*(?:agent|assistant|representative)\s*:"
     r"|\bi(?:'ve| have) (?:successfully )?(?:cancelled|canceled|booked|updated|modified|issued)"
@@ -271,17 +276,25 @@ def role_break(scenario: Scenario, messages: Messages) -> list[Flag]:
 
 
 def empty_or_repeated(scenario: Scenario, messages: Messages) -> list[Flag]:
-    """An empty customer turn, or the third customer turn in a row with the same text."""
+    """An empty customer turn; a turn of :data:`REPEAT_WORDS` words or more that says again,
+    word for word, what the customer's previous turn said, whatever the agent said between (a
+    simulator that has lost the thread; the same push-back on another refusal is not flagged);
+    or the third customer turn in a row with the same short text ("No." thrice)."""
     flags = []
     previous: list[str] = []
+    last_said = ""
     for index in _customer_turns(messages):
         message = messages[index]
         text = " ".join(_text(message).split())
+        said = _without_endings(text).lower()
         if not text and not message.get("tool_calls"):
             flags.append(_flag("empty_or_repeated", index, "(empty)"))
+        elif len(said.split()) >= REPEAT_WORDS and said == last_said:
+            flags.append(_flag("empty_or_repeated", index, f"(said again) {text}"))
         elif len(previous) >= 2 and previous[-1] == previous[-2] == text.lower():
             flags.append(_flag("empty_or_repeated", index, f"(third time) {text}"))
         previous.append(text.lower())
+        last_said = said
     return flags
 
 

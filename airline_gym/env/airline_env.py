@@ -11,7 +11,7 @@ import gymnasium as gym
 from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, benchmark_tasks, check_benchmark
 from airline_gym.domain.database import load_pristine
 from airline_gym.domain.grading import AGENT_ERROR, MAX_STEPS, TOO_MANY_ERRORS, USER_ERROR
-from airline_gym.domain.prompts import agent_system_prompt
+from airline_gym.domain.initial_db import start_view
 from airline_gym.domain.tasks import Task, TaskSet, load_task_set, task_key
 from airline_gym.env.copy_on_read import CopyOnRead, Shared
 from airline_gym.env.episode import Episode, Message
@@ -50,14 +50,17 @@ class AirlineEnv(gym.Env[list[Message], Any]):
     string (a JSON tool call, ``get_user_details(user_id='x')``, or plain text for the customer).
     Under ``protocol="gym"`` (default), calling ``done`` or writing ``###STOP###`` ends the episode
     (``agent_stop``): calls after ``done`` in its message are dropped (never run); under
-    ``protocol="leaderboard"`` (``tau2 run``'s) the agent cannot end it. A malformed action never
+    ``protocol="leaderboard"`` (``tau2 run``'s) the agent cannot end it; under
+    ``protocol="tool-reply"`` (TRL's) the agent talks to the customer only through
+    ``respond_to_user`` and a reply without a tool call ends the episode (``no_tool_call``, reward
+    0). A malformed action never
     raises: bad tool calls (also tool-call-looking strings that do not parse) get ``Error: ...``
     tool results, an action that is not a message a ``system`` error; both count as errors.
 
     ## Observation Space
     The new messages since the last action (:class:`~airline_gym.env.spaces.MessageListSpace`): tool
     results ``{"role": "tool", "tool_call_id", "content"}`` and customer turns ``{"role": "user",
-    "content"}``.
+    "content"}`` (under ``tool-reply`` the customer's replies are ``respond_to_user``'s results).
 
     ## Rewards
     0 on every step but the last, which carries the grade (``official``: DB check x communicate
@@ -159,9 +162,10 @@ class AirlineEnv(gym.Env[list[Message], Any]):
             error_penalty: Reward subtracted per tool error, on the step it happens.
             data_dir: Folder with the tau2 data files instead of the fetched cache.
             render_mode: None, "ansi" or "human".
-            protocol: "gym" (default: tau2's gym wrapper, with ``done``) or "leaderboard"
+            protocol: "gym" (default: tau2's gym wrapper, with ``done``), "leaderboard"
                 (``tau2 run``'s llm_agent: 14 tools, the agent cannot stop, the customer's LLM
-                seed is the reset seed, the history in the reference's shape).
+                seed is the reset seed, the history in the reference's shape) or "tool-reply"
+                (TRL's: the customer through ``respond_to_user``; see ``env.protocols``).
             user_cache: A reply cache for the LLM customer (a path to its SQLite file, or a
                 :class:`~airline_gym.llm.ReplyCache`): a customer request seen before is
                 answered from it without calling the model. The NL judge (a
@@ -211,7 +215,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
                 f"(its guidelines), the env {benchmark!r}: build it with benchmark={benchmark!r}"
             )
         self.base = load_pristine(None if data_dir is None else db_path(data_dir))
-        self.system_prompt = agent_system_prompt(data_dir)
+        self.system_prompt = self.protocol.system_prompt(data_dir)
         self._system_message = Shared(role="system", content=self.system_prompt)
         # one copy of the tools per process and protocol; every list handed out copies on read
         self._shared_tools = self.protocol.shared_tools(data_dir)
@@ -270,7 +274,13 @@ class AirlineEnv(gym.Env[list[Message], Any]):
     def render(self) -> str | None:
         """ "ansi": the transcript so far, as text. "human": prints what is new since the last
         render (called by ``reset`` and ``step``), coloured only on a terminal without
-        ``NO_COLOR``."""
+        ``NO_COLOR``. None (no ``render_mode``): Gymnasium's contract, a warning and None."""
+        if self.render_mode is None:
+            gym.logger.warn(
+                "render() was called without a render_mode: build the env with "
+                'render_mode="ansi" (the transcript as text) or "human" (printed)'
+            )
+            return None
         if self.render_mode == "human":
             if self.episode is not None:
                 self._rendered = print_new(self.episode, self._rendered)
@@ -298,7 +308,7 @@ class AirlineEnv(gym.Env[list[Message], Any]):
         if self.protocol.seed_is_user_seed and seed is not None:
             user_seed = seed  # tau2 run: the trial's seed goes to the customer's LLM as is
         self.user.reset(task, user_seed)
-        db = self.base.fork()
+        db = start_view(task, self.base)  # the pristine DB, or where the task's state starts
         self.user.attach_db(db)  # a customer that reads its account reads this episode's
         self.episode = Episode(
             task,

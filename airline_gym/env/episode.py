@@ -11,14 +11,18 @@ step. After a step whose next recipient is not the tool environment, ``max_steps
 
 The :class:`~airline_gym.env.protocols.Protocol` decides whether the agent can end the episode
 (``done``, ``###STOP###`` in its text: ``gym``) or not (``leaderboard``), and the form of the
-history the agent is shown (:meth:`Episode.public_history`).
+history the agent is shown (:meth:`Episode.public_history`). Under ``tool-reply`` the agent
+reaches the customer through a tool (:mod:`airline_gym.env.reply_turns` plays its turns): the
+transcript holds the conversation as the other protocols do (what is graded), the agent's view
+the tool calls and results the agent exchanged.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Generator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from airline_gym.domain.coroutines import run_sync
 from airline_gym.domain.database import AirlineDB, clone
@@ -32,6 +36,7 @@ from airline_gym.domain.grading import (
     grading,
     grading_failed,
 )
+from airline_gym.domain.initial_state import history
 from airline_gym.domain.nl_assertions import Ask, asking, drive
 from airline_gym.domain.prompts import GREETING, STOP, is_user_stop
 from airline_gym.domain.tasks import Task
@@ -42,6 +47,11 @@ from airline_gym.env.protocols import GYM, Protocol, get_protocol
 from airline_gym.users.base import Dialogue, UserSimulator, UserSimulatorError
 
 Message = dict[str, Any]
+#: Where a message goes: the transcript and the agent's view (``both``), or one of them.
+View = Literal["both", "transcript", "agent"]
+#: A turn that may need the customer: it yields when the customer must reply, and is sent the
+#: reply (a text, or the exception the customer raised).
+Turn = Generator[None, "str | Exception", None]
 
 
 @dataclass
@@ -69,6 +79,8 @@ class Episode:
     _dialogue: Dialogue = field(default_factory=list, repr=False)
     #: Tool-call id -> why the call could not be read (shown as malformed by ``render``).
     malformed: dict[str, str] = field(default_factory=dict, repr=False)
+    #: Under ``tool-reply``: what the agent has not yet been handed as an observation.
+    _outbox: list[Message] = field(default_factory=list, repr=False)
 
     @property
     def done(self) -> bool:
@@ -88,6 +100,9 @@ class Episode:
 
     def take_new_messages(self) -> list[Message]:
         """Messages added since the last call (the agent's observation)."""
+        if self.protocol.reply_tool:
+            new, self._outbox = self._outbox, []
+            return [dict(m) for m in new]
         new = self.messages[self._seen :]
         self._seen = len(self.messages)
         return [dict(m) for m in new if m["role"] != "assistant"]  # copies: flat str fields
@@ -99,42 +114,75 @@ class Episode:
         if self.num_errors >= self.max_errors:
             self.termination_reason = TOO_MANY_ERRORS
 
-    def _user_said(self, text: str | Exception) -> None:
+    def _user_said(self, text: str | Exception, view: View = "both") -> None:
         if isinstance(text, Exception) or not isinstance(text, str) or not text.strip():
             self.termination_reason = USER_ERROR
             cause = text if isinstance(text, Exception) else f"empty reply {text!r}"
             self.error_detail = f"user simulator failed: {cause}"
             return
-        self._add({"role": "user", "content": text})
+        self._add({"role": "user", "content": text}, view)
         self.step_count += 1
         if is_user_stop(text):
             self.termination_reason = USER_STOP
         self._check_limits()
 
     def begin(self) -> bool:
-        """Add the greeting; returns True (the user speaks first)."""
-        self.messages, self._dialogue = [], []
+        """Add the greeting, or the task's ``message_history`` as the reference starts from it;
+        returns whether the user speaks next.
+
+        After a history the next to speak is whom its last message addresses: the user after
+        the agent's text, the agent after the user's text or a tool result. A last message
+        that stops (the user's ``###STOP###``; the agent's, where the protocol lets its text
+        stop) ends the episode there. The history is not counted in steps or errors. Under
+        ``tool-reply`` the history's agent texts are shown as texts, as the greeting is.
+        """
+        self.messages, self._dialogue, self._outbox = [], [], []
         self._public = [] if self.system_message is None else [self.system_message]
-        self._add({"role": "assistant", "content": GREETING})
-        self._seen = 1
-        return True
+        past = history(self.task.initial_state)
+        if not past:
+            self._add({"role": "assistant", "content": GREETING})
+            self._seen = 1
+            return True
+        for message in past:
+            self._add(message)
+        self._seen = 0  # the agent's first observation: the history's turns and results
+        last, text = past[-1], past[-1].get("content") or ""
+        if last["role"] == "user" and is_user_stop(text):
+            self.termination_reason = USER_STOP
+        elif last["role"] == "assistant" and self.protocol.agent_text_stops and STOP in text:
+            self.termination_reason = AGENT_STOP
+        return last["role"] == "assistant" and not self.done
 
     def agent_turn(self, action: Any) -> bool:
-        """Apply one agent action; returns whether the user must reply next."""
+        """Apply one agent action; returns whether the user must reply next (not for
+        ``tool-reply``, whose turns may ask the customer several times: see :meth:`turn`)."""
+        message = self.parsed(action)
+        return False if message is None else self._apply(message)
+
+    def parsed(self, action: Any) -> AgentMessage | None:
+        """The action as a message; None when it is not a message at all (then nothing enters
+        the history, but it costs a step and an error, and the agent is told why)."""
         if self.done:
             raise RuntimeError("the episode is over; call reset()")
         try:
-            message = parse_action(action, self._new_id)
+            return parse_action(action, self._new_id)
         except ActionError as exc:
-            # Not a message at all: nothing enters the history, but it costs a step and an error.
             self.step_count += 1
             self.num_errors += 1
             self._add({"role": "system", "content": f"Error: invalid action: {exc}"})
             self._check_limits()
-            return False
-        return self._apply(message)
+            return None
 
-    def _apply(self, message: AgentMessage) -> bool:
+    def turn(self, action: Any) -> Turn:
+        """Apply one agent action: yields each time the customer must reply (send its reply)."""
+        if self.protocol.reply_tool:
+            from airline_gym.env.reply_turns import reply_turns
+
+            yield from reply_turns(self, action)
+        elif self.agent_turn(action):
+            self._user_said((yield))
+
+    def _apply(self, message: AgentMessage, view: View = "both") -> bool:
         """Run the message's calls in order; ``done`` ends the conversation where it stands: the
         calls after it are dropped, neither run nor recorded (the reference's gym turns a ``done``
         message into a stop with nothing after it), so grading and replay see what ran."""
@@ -142,7 +190,7 @@ class Episode:
         names = [c.name for c in message.tool_calls]
         if done and DONE_TOOL in names:
             message = replace(message, tool_calls=message.tool_calls[: names.index(DONE_TOOL) + 1])
-        self._add(message.to_openai())
+        self._add(message.to_openai(), view)
         self.step_count += 1
         ended = ran = False
         for call in message.tool_calls:
@@ -156,7 +204,7 @@ class Episode:
                 result = execute(self.db, call.name, call.arguments)
                 content, ran = result.content, True
                 self.num_errors += result.error
-            self._add({"role": "tool", "tool_call_id": call.id, "content": content})
+            self._add({"role": "tool", "tool_call_id": call.id, "content": content}, view)
         if ran:
             self.step_count += 1  # the environment's step
         if ended or (self.protocol.agent_text_stops and STOP in (message.content or "")):
@@ -166,29 +214,34 @@ class Episode:
 
     def act(self, action: Any) -> list[Message]:
         """Apply an action, let the user reply if addressed, and return the observation."""
-        if self.agent_turn(action):
-            self._user_said(self._ask_user())
+        turn = self.turn(action)
+        asks = _advance(turn, None)
+        while asks:
+            asks = _advance(turn, self._ask_user())
         return self.take_new_messages()
 
     async def aact(self, action: Any) -> list[Message]:
         """Async :meth:`act` (the user simulator is awaited; an episode that ends is graded
         here, so that an NL judge is awaited too, not waited for)."""
-        if self.agent_turn(action):
-            self._user_said(await self._aask_user())
+        turn = self.turn(action)
+        asks = _advance(turn, None)
+        while asks:
+            asks = _advance(turn, await self._aask_user())
         if self.done:
             await self.agrade()
         return self.take_new_messages()
 
     def start(self) -> list[Message]:
-        """Greeting, then the user's opening message; returns the first observation."""
-        self.begin()
-        self._user_said(self._ask_user())
+        """Greeting (or the task's history), then the user's opening message when the user
+        speaks next; returns the first observation."""
+        if self.begin():
+            self._user_said(self._ask_user())
         return self.take_new_messages()
 
     async def astart(self) -> list[Message]:
         """Async :meth:`start`."""
-        self.begin()
-        self._user_said(await self._aask_user())
+        if self.begin():
+            self._user_said(await self._aask_user())
         return self.take_new_messages()
 
     def _ask_user(self) -> str | Exception:
@@ -253,15 +306,27 @@ class Episode:
             self._grade = result
         return result
 
-    def _add(self, message: Message) -> None:
-        """Append to the history; each message is copied once, here, for the agent's view."""
-        self.messages.append(message)
+    def _add(self, message: Message, view: View = "both") -> None:
+        """Append to the history; each message is copied once, here, for the agent's view.
+
+        ``view``: the transcript and the agent's view (``both``), or only one of them (the
+        ``tool-reply`` protocol's turns, whose two forms differ)."""
         role = message["role"]
+        if (
+            self.protocol.reply_tool
+            and role != "assistant"
+            and (view != "transcript" or role == "system")
+        ):
+            self._outbox.append(message)
+        if view == "agent":
+            self._public.append(Shared(clone(message) if "tool_calls" in message else message))
+            return
+        self.messages.append(message)
         if role == "system":
             return
-        if self.protocol.reference_history:
+        if view == "both" and self.protocol.reference_history:
             self._public.append(Shared(self.protocol.public(message)))  # built afresh
-        else:
+        elif view == "both":
             self._public.append(Shared(clone(message) if "tool_calls" in message else message))
         if message.get("content") is not None and (
             role == "user" or (role == "assistant" and not message.get("tool_calls"))
@@ -283,3 +348,15 @@ class Episode:
     def transcript(self) -> list[Message]:
         """The history without our error notes (what the reference trajectory would hold)."""
         return [m for m in self.messages if m["role"] != "system"]
+
+
+def _advance(turn: Turn, reply: str | Exception | None) -> bool:
+    """Run ``turn`` to its next question for the customer (True) or to its end (False)."""
+    try:
+        if reply is None:
+            next(turn)
+        else:
+            turn.send(reply)
+    except StopIteration:
+        return False
+    return True

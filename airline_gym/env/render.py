@@ -8,6 +8,8 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
+from airline_gym.printable import printable
+
 if TYPE_CHECKING:
     from airline_gym.env.episode import Episode
 
@@ -55,6 +57,7 @@ def transcript(
         for role, text in _line(message, malformed or {}):
             if role == "tool" and len(text) > max_tool_chars:
                 text = text[:max_tool_chars] + f"... ({len(text)} chars)"
+            text = printable(text, lines=True)  # a DB or task text may hold control codes
             label = f"{role:>9}: "
             if colour:
                 label = f"{_COLOURS.get(role, '')}{_BOLD}{label}{_RESET}{_COLOURS.get(role, '')}"
@@ -81,7 +84,7 @@ def print_new(episode: Episode, already: int, stream: TextIO | None = None) -> i
     messages = episode.messages
     lines = []
     if already == 0:
-        lines.append(f"--- task {episode.task.id} ---")
+        lines.append(f"--- task {printable(episode.task.id)} ---")
     new = messages[already:]
     if new:
         lines.append(transcript(new, colour=wants_colour(out), malformed=episode.malformed))

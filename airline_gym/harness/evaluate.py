@@ -11,7 +11,9 @@ derived from ``config.seed``: under the ``leaderboard`` protocol one seed per tr
 one per (task, trial). Failures follow the benchmark's policy (:mod:`airline_gym.harness.retry`).
 With ``out``, finished simulations are journalled as they end and the results file is written
 once at the end (:mod:`airline_gym.harness.journal`); ``resume=True`` continues a killed or
-shorter run. The command line is ``airline-gym eval`` (:mod:`airline_gym.cli.eval`).
+shorter run. No simulation is kept in memory then: the results returned read each one from the
+file when it is used, so memory is flat in the number of episodes. The command line is
+``airline-gym eval`` (:mod:`airline_gym.cli.eval`).
 """
 
 from __future__ import annotations
@@ -36,7 +38,13 @@ from airline_gym.harness.results import (
     Results,
 )
 from airline_gym.harness.retry import failure_policy
-from airline_gym.harness.run_info import check_resumable, describe_agent, run_info
+from airline_gym.harness.run_info import (
+    check_resumable,
+    check_same_tasks,
+    describe_agent,
+    run_info,
+    tasks_sha256,
+)
 from airline_gym.harness.seeds import episode_seed
 from airline_gym.llm.reply_cache import ReplyCache, open_reply_cache
 
@@ -159,9 +167,11 @@ def _trials(info: Mapping[str, Any]) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def _continue(old: Results, fresh: Results, path: Path, retry_errors: bool) -> Results:
+def _continue(old: Results, fresh: Results, path: Path, task_set: TaskSet) -> Results:
     """The run in ``path`` (``old``) extended by this one's tasks and trials."""
     check_resumable(path, old.info, fresh.info)
+    now = {t.id: t.raw for t in task_set}
+    check_same_tasks(path, old.info, old.tasks, now, task_set.name)
     info = dict(fresh.info)
     info["num_trials"] = max(_trials(fresh.info), _trials(old.info))
     old_ids = old.info.get("task_ids")
@@ -170,17 +180,13 @@ def _continue(old: Results, fresh: Results, path: Path, retry_errors: bool) -> R
     if isinstance(old.info.get("user_cache"), dict):  # this run's hits and misses add to them
         info["user_cache"] = old.info["user_cache"]
     known = {str(t.get("id")) for t in old.tasks}
-    retry = RUN_FAILURE_ENDINGS if retry_errors else frozenset()
-    return Results(
-        info=info,
-        tasks=old.tasks + [t for t in fresh.tasks if str(t.get("id")) not in known],
-        simulations=[s for s in old.simulations if s.get("termination_reason") not in retry],
-        timestamp=old.timestamp,
-    )
+    tasks = old.tasks + [t for t in fresh.tasks if str(t.get("id")) not in known]
+    info["tasks_sha256"] = tasks_sha256(tasks)
+    return Results(info=info, tasks=tasks, simulations=old.simulations, timestamp=old.timestamp)
 
 
 def _open_run(
-    store: RunFile, fresh: Results, resume: bool, retry_errors: bool
+    store: RunFile, fresh: Results, resume: bool, retry_errors: bool, task_set: TaskSet
 ) -> tuple[Results, bool]:
     """(the results to extend, whether the journal is appended to); refuses to overwrite."""
     if not resume:
@@ -194,10 +200,10 @@ def _open_run(
                 "to continue it, or choose another out"
             )
         return fresh, False
-    old = store.load()
+    old = store.load(drop=RUN_FAILURE_ENDINGS if retry_errors else ())
     if old is None:
         return fresh, False
-    return _continue(old, fresh, store.path, retry_errors), store.journal.exists()
+    return _continue(old, fresh, store.path, task_set), store.journal.exists()
 
 
 def evaluate(
@@ -240,15 +246,17 @@ def evaluate(
     make_agent = _factory(agent, task_set)
     sample = agent if isinstance(agent, str) else make_agent(config.seed)
     agent_info = agent_info or describe_agent(sample)
-    info = run_info(config, agent_info, ids)
+    tasks = [task_set[t].raw for t in ids]
+    info = run_info(config, agent_info, ids, tasks)
     config.make_env()  # in this thread first: bad settings fail here, and shared data loads once
-    fresh = Results(info=info, tasks=[copy.deepcopy(task_set[t].raw) for t in ids])
+    fresh = Results(info=info, tasks=tasks)
     if out is None:
         run = EvaluationRun(config, task_set, fresh, make_agent, ids, None, progress, max_failures)
         return run.play(sample)
     with RunFile(out) as store:
-        results, appending = _open_run(store, fresh, resume, retry_errors)
+        results, appending = _open_run(store, fresh, resume, retry_errors, task_set)
         store.start(results, appending)
+        results.simulations = store.simulations  # on disk: read when used, never all held
         run = EvaluationRun(
             config, task_set, results, make_agent, ids, store, progress, max_failures
         )

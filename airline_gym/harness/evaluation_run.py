@@ -12,7 +12,7 @@ import asyncio
 import inspect
 import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from airline_gym.domain.tasks import TaskSet
@@ -24,7 +24,6 @@ from airline_gym.harness.play_jobs import play_jobs
 from airline_gym.harness.results import (
     JSONObject,
     Results,
-    encode,
     simulation_record,
     task_sort_key,
 )
@@ -81,9 +80,12 @@ class EvaluationRun:
     ) -> None:
         self.config, self.task_set, self.results = config, task_set, results
         self.make_agent, self.ids, self.store, self.progress = make_agent, ids, store, progress
+        # without a results file the simulations are kept here; with one, only where they are
+        self.kept: list[JSONObject] = [] if store is not None else list(results.simulations)
+        if store is None:
+            results.simulations = self.kept
         agent = results.info.get("agent_info") or {}
         self.name = f"{results.info['task_set']}|{agent.get('implementation')}|{agent.get('llm')}"
-        self.lines: dict[int, str] = {}
         self.policy = failure_policy(config)
         self.audit_customer = _llm_customer(config.user)
         cache = config.user_cache
@@ -125,12 +127,11 @@ class EvaluationRun:
         return self._record(await self.policy.aplay(attempt, task_id, seed), task_id, trial)
 
     def finished(self, sim: JSONObject, total: int) -> None:
-        """Journal a finished simulation and report it."""
-        self.results.simulations.append(sim)
+        """Journal a finished simulation (none is kept in memory) and report it."""
         if self.store is not None:
-            line = encode(sim)
-            self.lines[id(sim)] = line
-            self.store.append_line(line)
+            self.store.append(sim)
+        else:
+            self.kept.append(sim)
         if self.progress is not None:
             self.progress(sim, len(self.results.simulations), total, self.results)
         cause = failure_cause(sim)
@@ -147,7 +148,7 @@ class EvaluationRun:
 
         ``agent`` (a name or a sample agent) decides how: one event loop or threads.
         """
-        done = self.results.finished()
+        done = self.results.finished() if self.store is None else self.store.finished()
         todo = [(t, n) for n in range(self.config.trials) for t in self.ids if (t, n) not in done]
         total = len(self.results.simulations) + len(todo)
         if self.progress is not None:
@@ -174,15 +175,15 @@ class EvaluationRun:
             raise Interrupted(saved, total, journal)
         order = {t: i for i, t in enumerate(self.ids)}
 
-        def key(sim: Mapping[str, Any]) -> tuple[Any, ...]:
-            tid = str(sim["task_id"])
-            return (order.get(tid, len(order)), task_sort_key(tid), int(sim.get("trial") or 0))
+        def key(pair: tuple[str, int]) -> tuple[Any, ...]:
+            return (order.get(pair[0], len(order)), task_sort_key(pair[0]), pair[1])
 
-        self.results.simulations.sort(key=key)
         if self.cache is not None:
             self._count_cache()
         if self.store is not None:
-            self.store.finish(self.results, self.lines)
+            self.results = self.store.finish(self.results, key)
+        else:
+            self.kept.sort(key=lambda s: key((str(s["task_id"]), int(s.get("trial") or 0))))
         return self.results
 
     def _count_cache(self) -> None:

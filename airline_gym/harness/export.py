@@ -2,16 +2,25 @@
 
 Each record holds the conversation (``messages``, system prompt first), the tool schemas it
 was played with (``tools``) and the outcome (``reward``, ``task_id``, ``termination_reason``,
-``seed``, ``num_errors``, ``steps``), plus ``advantage``/``group_id`` when given. Types are
-the same in every row (tool-call ``arguments`` are JSON strings, ``content`` is a string or
-null), so a file loads with Hugging Face ``datasets`` and serves directly as a TRL
+``seed``, ``num_errors``, ``steps``), plus ``advantage``/``group_id`` when given. Tool-call
+``arguments`` are JSON objects, the form chat templates expect (Qwen2.5's and Llama 3.1's write
+``arguments | tojson``, so a JSON string would reach the model double-encoded; Qwen3's takes
+either); arguments a model sent that are not a JSON object stay the string it sent. ``content``
+is a string or null. A file loads with Hugging Face ``datasets`` (5 or later reads the varying
+argument objects as its ``Json`` type, each row's own keys) and serves directly as a TRL
 conversational dataset (``messages`` + ``tools`` columns)::
 
     from airline_gym.harness.export import write_jsonl
     write_jsonl(results, "rollouts.jsonl")  # EpisodeResult list (harness.runner)
 
-    from datasets import load_dataset
-    ds = load_dataset("json", data_files="rollouts.jsonl", split="train")
+    from airline_gym.harness.export import load_jsonl
+    ds = load_jsonl("rollouts.jsonl")  # a datasets.Dataset (the trl extra)
+
+:func:`load_jsonl` loads such a file with ``messages`` and ``tools`` typed as datasets' ``Json``
+(each row keeps its own argument keys): ``load_dataset("json", ...)`` infers the types from the
+data, and where the calls of a file share keys it merges them into one struct, giving every call
+the others' keys as nulls, which the chat template then renders as arguments the agent never
+passed (TRL's ``remove_none_values`` is its after-the-fact fix).
 
 :func:`group_advantages` computes GRPO/RLOO advantages from the terminal rewards of groups of
 rollouts of the same task.
@@ -26,23 +35,36 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
-from airline_gym.errors import ConfigError
+from airline_gym.errors import ConfigError, require
 from airline_gym.harness.results.io import encode, write_lines_atomic
 from airline_gym.harness.runner import EpisodeResult
 
-__all__ = ["episode_record", "group_advantages", "normalize_messages", "write_jsonl"]
+__all__ = ["episode_record", "group_advantages", "load_jsonl", "normalize_messages", "write_jsonl"]
 
 #: Added to the group standard deviation in GRPO advantages (TRL's value).
 GRPO_EPS = 1e-4
 
 
+def _arguments(arguments: Any) -> Any:
+    """A call's arguments as a JSON object when they are one (a string that does not parse to
+    an object stays as sent)."""
+    if arguments is None:
+        return {}
+    if isinstance(arguments, str):
+        try:
+            parsed = json.loads(arguments)
+        except (ValueError, RecursionError):
+            return arguments
+        return parsed if isinstance(parsed, dict) else arguments
+    try:
+        return json.loads(json.dumps(arguments))  # plain JSON data, a copy
+    except (TypeError, ValueError, RecursionError):  # not JSON data: its text, as sent
+        return str(arguments)
+
+
 def _tool_call(call: Mapping[str, Any]) -> dict[str, Any]:
     function = call.get("function") or {}
-    arguments = function.get("arguments")
-    if arguments is None:
-        arguments = "{}"
-    elif not isinstance(arguments, str):
-        arguments = json.dumps(arguments)
+    arguments = _arguments(function.get("arguments"))
     return {
         "id": str(call.get("id") or ""),
         "type": "function",
@@ -64,8 +86,8 @@ def normalize_messages(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, 
     """Canonical OpenAI chat messages with the same field types everywhere.
 
     Every message has ``role`` and ``content`` (a string or ``None``); assistant messages that
-    call tools carry ``tool_calls`` (``arguments`` as JSON strings), tool results carry
-    ``tool_call_id``. Other keys are dropped.
+    call tools carry ``tool_calls`` (``arguments`` as JSON objects, see the module docstring),
+    tool results carry ``tool_call_id``. Other keys are dropped.
     """
     out = []
     for message in messages:
@@ -136,6 +158,28 @@ def write_jsonl(
 
     write_lines_atomic(path, lines())
     return len(items)
+
+
+def load_jsonl(path: str | os.PathLike[str]) -> Any:
+    """The rows of a file :func:`write_jsonl` wrote as a ``datasets.Dataset`` whose ``messages``
+    and ``tools`` are datasets' ``Json`` type: each row's messages and tool schemas come back
+    exactly as written (keys, key order, no added nulls). Needs ``datasets`` (the trl extra)."""
+    datasets = require("datasets", "trl", "loading training rows")
+    with open(path, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    kinds = {bool: "bool", int: "int64", float: "float64", str: "string"}
+    features: dict[str, Any] = {}
+    for row in rows:
+        for key, value in row.items():
+            if key in ("messages", "tools"):
+                features[key] = datasets.List(datasets.Json())
+            elif key not in features and value is not None:
+                kind = kinds.get(type(value))
+                features[key] = datasets.Value(kind) if kind else datasets.Json()
+    for row in rows:
+        for key in features:
+            row.setdefault(key, None)
+    return datasets.Dataset.from_list(rows, features=datasets.Features(features))
 
 
 def group_advantages(

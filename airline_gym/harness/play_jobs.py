@@ -64,7 +64,9 @@ async def _play_async(
         if result is not None:
             on_result(result)
 
-    pool = asyncio.ensure_future(arun_pool(make_env, jobs, unless_stopped, concurrency, ended))
+    pool = asyncio.ensure_future(
+        arun_pool(make_env, jobs, unless_stopped, concurrency, ended, keep=False)
+    )
     while not pool.done():
         await asyncio.wait({pool}, timeout=_POLL_SECONDS)
         if stop.overdue():

@@ -7,7 +7,9 @@ replayed output that differs from the recorded tool message is reported, not fat
 Files are read with the results parser (:mod:`airline_gym.harness.results.io`): tau2-bench
 results files (top-level ``tasks`` and ``simulations``) or a bare JSON list of simulations. A
 malformed file is refused with one line naming the file and the field. Tasks come from the
-file's embedded ``tasks`` first, else from ``tasks``, else the benchmark version's. The version
+file's embedded ``tasks`` first, else from ``tasks``, else the benchmark version's; ``tasks``
+given for a file that embeds its own must agree with them on every task its simulations use
+(else a one-line ``ConfigError``: it is never ignored without a word). The version
 (tau2 or tau3) is the one the file's tasks are (recognised by content), else the one its info
 records, else the one given (:func:`~airline_gym.domain.benchmarks.version_of`). An
 ``infrastructure_error`` (tau3: the simulation never ran to an end) has no reward and is not
@@ -28,6 +30,7 @@ from airline_gym.domain.database import PristineDB
 from airline_gym.domain.grading import INFRASTRUCTURE_ERROR
 from airline_gym.domain.nl_assertions import Judge
 from airline_gym.domain.task_checks import run_basis
+from airline_gym.domain.tasks import Task
 from airline_gym.errors import ConfigError
 from airline_gym.harness.regrade_inputs import (
     load_checked,
@@ -38,6 +41,7 @@ from airline_gym.harness.regrade_inputs import (
 )
 from airline_gym.harness.regrade_result import RegradeResult, summary
 from airline_gym.harness.replay import failed_result, regrade_simulation
+from airline_gym.harness.results.comparability import canonical_task
 
 __all__ = [
     "RegradeResult",
@@ -60,6 +64,7 @@ class RegradeRun:
     benchmark: str
     how: str
     recorded_basis: tuple[str, ...] | None = None  # the run's own, as its info records it
+    tasks: str = ""  # the tasks graded against: "the tasks it embeds", "task set 'B.json'", ...
 
 
 def recorded_basis(info: Mapping[str, Any], source: str) -> tuple[str, ...] | None:
@@ -112,13 +117,16 @@ def regrade_run(
     run = load_checked(path)
     embedded, sims = run.tasks or None, run.simulations
     version, how = version_of(run.info, embedded, benchmark)
+    id_map = task_id_map or {}
     by_id, source = task_table(path, embedded, tasks, version)
+    if embedded is not None and tasks is not None:
+        used = [str(id_map.get(str(s.get("id", "")), s.get("task_id"))) for s in sims]
+        source = _same_tasks(path, by_id, tasks, version, used)
     recorded = recorded_basis(run.info, str(path))
     basis = recorded if reward_basis is None else reward_basis
     if judge is None and make_judge is not None and basis and "NL_ASSERTION" in basis:
         judge = make_judge(recorded_judge_model(run.info))
     base = pristine_db() if base is None else base
-    id_map = task_id_map or {}
     owner = {a.action_id: t.id for t in by_id.values() for a in t.actions}
     results = []
     for sim in sims:
@@ -141,7 +149,35 @@ def regrade_run(
         if checks_task is not None and checks_task != task_id:
             result.checks_task = checks_task
         results.append(result)
-    return RegradeRun(results, version, how, recorded)
+    return RegradeRun(results, version, how, recorded, source)
+
+
+def _same_tasks(
+    path: str | os.PathLike[str],
+    embedded: Mapping[str, Task],
+    tasks: str | os.PathLike[str],
+    version: str,
+    used: list[str],
+) -> str:
+    """Check ``tasks`` against the tasks a file embeds on the ones its simulations ``used``:
+    they are the tasks the run was played on, so a ``--tasks`` that disagrees is refused in one
+    line rather than ignored. Returns what the grades were made against."""
+    given, _ = task_table(path, None, tasks, version)
+    ids = [t for t in dict.fromkeys(used) if t in embedded]
+    differ = [
+        t
+        for t in ids
+        if t not in given or canonical_task(given[t].raw) != canonical_task(embedded[t].raw)
+    ]
+    if differ:
+        shown = ", ".join(differ[:8]) + (f" and {len(differ) - 8} more" if len(differ) > 8 else "")
+        raise ConfigError(
+            f"{path} embeds the tasks it was run on, and {len(differ)} of the {len(ids)} its "
+            f"simulations use differ from tasks file {tasks} ({shown}): its grades are made "
+            "against the tasks it embeds; drop --tasks to grade against them (--tasks is for "
+            "files without tasks of their own)"
+        )
+    return f"the tasks it embeds (the same as {tasks}'s)"
 
 
 def _checks_owner(sim: Mapping[str, Any], owner: Mapping[str, str]) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airline_gym.data.limits import TASK_ID_MAP_MAX_BYTES
@@ -21,7 +21,9 @@ __all__ = ["load_checked", "load_results", "load_task_id_map", "pristine_db", "t
 JSONObject = dict[str, Any]
 
 
-def load_results(path: str | os.PathLike[str]) -> tuple[list[JSONObject] | None, list[JSONObject]]:
+def load_results(
+    path: str | os.PathLike[str],
+) -> tuple[list[JSONObject] | None, Sequence[JSONObject]]:
     """(embedded tasks or ``None``, simulations) of a results file or a bare list of simulations."""
     results = load_checked(path)
     return results.tasks or None, results.simulations

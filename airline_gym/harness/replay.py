@@ -13,6 +13,7 @@ from typing import Any
 
 from airline_gym.domain.database import PristineDB
 from airline_gym.domain.grading import grading
+from airline_gym.domain.initial_db import start_view
 from airline_gym.domain.nl_assertions import Judge, judged
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
@@ -69,12 +70,14 @@ def regrade_simulation(
     reward_basis: tuple[str, ...] | None = None,
     judge: Judge | None = None,
 ) -> RegradeResult:
-    """Replay ``sim``'s agent tool calls on a fresh database and grade it against ``task``
+    """Replay ``sim``'s agent tool calls on a fresh database (where the task's
+    ``initial_state`` starts it: its history's calls are in the simulation's messages, as the
+    reference records them) and grade it against ``task``
     (on ``reward_basis`` when given, asking ``judge`` when it has ``NL_ASSERTION``)."""
     base = pristine_db() if base is None else base
     messages = list(sim["messages"])
     calls = [c for c in tool_calls(messages) if c.requestor == _AGENT]
-    db = base.fork()
+    db = start_view(task, base, history=False)  # its state's data and actions: the calls
     mismatches: list[dict[str, Any]] = []
     for call, answer in zip(calls, _recorded_outputs(messages, calls), strict=True):
         replayed = _replay(db, call)

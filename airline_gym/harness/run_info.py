@@ -2,15 +2,16 @@
 
 ``info`` follows tau2-bench (``agent_info``, ``user_info``, ``environment_info``, ``num_trials``,
 ``seed``...) plus airline-gym's own keys (``airline_gym_version``, ``benchmark``, ``task_set``,
-``task_ids``).
-API keys are never recorded.
+``task_ids``, ``tasks_sha256``: the hash of the task records the run played, as the file's
+``tasks`` holds them). API keys are never recorded.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,11 +19,20 @@ from airline_gym.agents import LiteLLMAgent
 from airline_gym.data.limits import TEXT_MAX_BYTES, read_limited_text
 from airline_gym.errors import ConfigError
 from airline_gym.harness.results import JSONObject
+from airline_gym.harness.results.comparability import canonical_task
 
 if TYPE_CHECKING:
     from airline_gym.harness.evaluate import EvalConfig
 
-__all__ = ["check_resumable", "describe_agent", "fingerprint", "run_info", "user_info"]
+__all__ = [
+    "check_resumable",
+    "check_same_tasks",
+    "describe_agent",
+    "fingerprint",
+    "run_info",
+    "tasks_sha256",
+    "user_info",
+]
 
 
 def describe_agent(agent: Any) -> JSONObject:
@@ -68,8 +78,22 @@ def user_info(config: EvalConfig) -> JSONObject:
     }
 
 
-def run_info(config: EvalConfig, agent_info: JSONObject, ids: list[str]) -> JSONObject:
-    """The results file's ``info`` for a run of ``ids`` with ``config``."""
+def tasks_sha256(records: Sequence[Mapping[str, Any]]) -> str:
+    """The SHA-256 of task records, in order, each as its canonical JSON (keys sorted, without
+    the nulls and defaults a writer may add): the same tasks give the same hash however the
+    file that held them was written."""
+    text = json.dumps([canonical_task(r) for r in records], ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def run_info(
+    config: EvalConfig,
+    agent_info: JSONObject,
+    ids: list[str],
+    tasks: Sequence[Mapping[str, Any]] = (),
+) -> JSONObject:
+    """The results file's ``info`` for a run of ``ids`` (whose records are ``tasks``) with
+    ``config``."""
     from airline_gym import __version__
     from airline_gym.domain.prompts import policy
 
@@ -87,11 +111,14 @@ def run_info(config: EvalConfig, agent_info: JSONObject, ids: list[str]) -> JSON
         },
         "seed": config.seed,
         "protocol": config.protocol,
+        # only the leaderboard protocol sends what tau2 run sends (docs/evaluating.md)
+        "leaderboard_comparable": config.protocol == "leaderboard",
         "airline_gym_version": __version__,
         "benchmark": config.benchmark,
         "task_set": config.task_set_name,
         "task_split": None if config.task_ids else config.split,
         "task_ids": ids,
+        "tasks_sha256": tasks_sha256(tasks),
         **_basis_info(config),
         **config.extra_info,
     }
@@ -189,3 +216,38 @@ def check_resumable(path: Path, old: Mapping[str, Any], new: Mapping[str, Any]) 
             f"cannot resume {path}: it was run with {label} {_plain(label, before[label])}, "
             f"this run has {_plain(label, value)}"
         )
+
+
+def check_same_tasks(
+    path: Path,
+    info: Mapping[str, Any],
+    played: Sequence[Mapping[str, Any]],
+    now: Mapping[str, Mapping[str, Any]],
+    source: str,
+) -> None:
+    """Refuse to resume a run whose tasks are not the ones ``source`` has now (a tasks file
+    written again under the same name): ``played`` are the task records the run embeds,
+    ``info["tasks_sha256"]`` their recorded hash (a run from before it was recorded is checked
+    by its records alone), ``now`` the current records by id."""
+    current = [now.get(str(t.get("id"))) for t in played]
+    if all(c is not None for c in current):
+        recorded = info.get("tasks_sha256")
+        expected = recorded if isinstance(recorded, str) else tasks_sha256(played)
+        if tasks_sha256(current) == expected:  # type: ignore[arg-type]
+            return
+    differ = [
+        str(t.get("id"))
+        for t, c in zip(played, current, strict=True)
+        if c is None or canonical_task(t) != canonical_task(c)
+    ]
+    shown = ", ".join(differ[:8]) + (f" and {len(differ) - 8} more" if len(differ) > 8 else "")
+    which = (
+        f"{len(differ)} of the run's {len(played)} tasks differ ({shown})"
+        if differ
+        else f"the tasks it records do not match their hash {str(info.get('tasks_sha256'))[:12]}"
+    )
+    raise ConfigError(
+        f"cannot resume {path}: the tasks in {source} are not the ones it was run on: {which}; "
+        "resuming would mix two task sets (run it again with another --out, or restore the "
+        "tasks file it was run on)"
+    )

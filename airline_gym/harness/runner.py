@@ -65,10 +65,12 @@ Step = tuple[Any, float, bool, bool, dict[str, Any]]
 class EpisodeResult:
     """One finished episode: what a trainer or an evaluation needs (picklable, plain data).
 
-    ``messages`` is the system prompt and the transcript in OpenAI format; ``meta[i]`` holds the
-    ``timestamp`` (and, for agent and customer turns, ``cost``/``usage``) of ``messages[i + 1]``;
-    ``reward_info`` is the grade as plain data; ``error`` is the cause of an ``agent_error`` or
-    ``user_error`` ending.
+    ``messages`` is the system prompt and the history as the agent was shown it, in OpenAI
+    format (what it reads: the row of an SFT file); ``transcript`` is the system prompt and the
+    graded transcript when the two differ (the ``tool-reply`` protocol, whose agent reaches the
+    customer through a tool), else None; ``meta[i]`` holds the ``timestamp`` (and, for agent and
+    customer turns, ``cost``/``usage``) of ``graded[i + 1]``; ``reward_info`` is the grade as
+    plain data; ``error`` is the cause of an ``agent_error`` or ``user_error`` ending.
     """
 
     task_id: str
@@ -87,6 +89,12 @@ class EpisodeResult:
     user_cost: float | None = None
     start_time: str = ""
     end_time: str = ""
+    transcript: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    @property
+    def graded(self) -> list[dict[str, Any]]:
+        """The system prompt and the transcript as graded (what a results file records)."""
+        return self.messages if self.transcript is None else self.transcript
 
 
 def _now() -> str:
@@ -142,12 +150,22 @@ class _Async(_Sync):
 
 
 class _Recorder:
-    """Per-message timestamps and costs, appended as the transcript grows."""
+    """Per-message timestamps and costs, appended as the graded transcript grows."""
 
     def __init__(self, env: Any, start: str) -> None:
-        self.user = getattr(env.unwrapped, "user", None)
+        base = env.unwrapped
+        self.user = getattr(base, "user", None)
         self.meta: list[dict[str, Any]] = []
         self.start = start
+        self.reply_tool = bool(getattr(getattr(base, "protocol", None), "reply_tool", False))
+        self.base = base
+
+    def graded(self, info: dict[str, Any]) -> list[dict[str, Any]]:
+        """The system prompt and the graded transcript (under ``tool-reply``: the episode's own,
+        not the agent's view)."""
+        if not self.reply_tool or getattr(self.base, "episode", None) is None:
+            return info["messages"]  # type: ignore[no-any-return]
+        return [info["messages"][0], *self.base.episode.transcript()]
 
     def user_cost(self) -> float | None:
         return _number(getattr(self.user, "cost", None))
@@ -156,7 +174,7 @@ class _Recorder:
         self, info: dict[str, Any], agent: dict[str, Any] | None, user: float | None
     ) -> None:
         when = _now()
-        for message in info["messages"][len(self.meta) + 1 :]:
+        for message in self.graded(info)[len(self.meta) + 1 :]:
             role = message.get("role")
             if role == "assistant":
                 self.meta.append(agent or {"timestamp": self.start, "cost": 0.0})
@@ -213,6 +231,7 @@ async def _play(
         steps=int(info["step_count"]),
         num_errors=int(info["num_errors"]),
         messages=info["messages"],
+        transcript=recorder.graded(info) if recorder.reply_tool else None,
         tools=info["tools"],
         reward_info=info.get("reward_info") or {"reward": 0.0, "note": info.get("error", "")},
         duration=time.perf_counter() - clock,
@@ -288,17 +307,19 @@ async def arun_pool(
     play: Callable[[Any, J], Awaitable[R]],
     concurrency: int = 64,
     on_result: Callable[[int, R], Awaitable[None] | None] | None = None,
+    keep: bool = True,
 ) -> list[R]:
     """``play(env, job)`` for every job, at most ``concurrency`` at once; results in job order.
 
     ``concurrency`` workers each build one env with ``make_env`` (when they take their first
     job) and reuse it for their jobs, so memory grows with ``concurrency``, not with the number
-    of jobs. ``on_result(index, result)`` (sync or async) is called as each job ends.
+    of jobs. ``on_result(index, result)`` (sync or async) is called as each job ends; with
+    ``keep=False`` the results are left to it (none is held: an empty list is returned).
     """
     if concurrency < 1:
         raise ConfigError("concurrency must be at least 1")
     queue = list(enumerate(jobs))
-    results: list[R | None] = [None] * len(queue)
+    results: list[R | None] = [None] * len(queue) if keep else []
     queue.reverse()
 
     async def worker() -> None:
@@ -307,7 +328,8 @@ async def arun_pool(
             index, job = queue.pop()
             env = make_env() if env is None else env
             result = await play(env, job)
-            results[index] = result
+            if keep:
+                results[index] = result
             if on_result is not None:
                 pending = on_result(index, result)
                 if inspect.isawaitable(pending):

@@ -10,7 +10,7 @@ an ``eval`` run with the LLM customer carries its flags under :data:`USER_AUDIT_
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,19 +152,24 @@ def audit_file(
     return FileAudit(str(path), audits, scenarios)
 
 
-def audit_summary(simulations: Sequence[Mapping[str, Any]]) -> JSONObject | None:
-    """Counts of the flags recorded on ``simulations`` (``None`` when none was audited)."""
-    audited = [s for s in simulations if isinstance(s.get(USER_AUDIT_KEY), list)]
+def audit_summary(simulations: Iterable[Mapping[str, Any]]) -> JSONObject | None:
+    """Counts of the flags recorded on ``simulations`` (``None`` when none was audited); one
+    pass, holding only the flags."""
+    audited = flagged = 0
+    flags: list[JSONObject] = []
+    for sim in simulations:
+        found = sim.get(USER_AUDIT_KEY)
+        if not isinstance(found, list):
+            continue
+        audited += 1
+        flagged += bool(found)
+        where = {"task_id": str(sim.get("task_id")), "trial": int(sim.get("trial") or 0)}
+        flags.extend({**where, **flag} for flag in found)
     if not audited:
         return None
-    flags = [
-        {"task_id": str(s.get("task_id")), "trial": int(s.get("trial") or 0), **flag}
-        for s in audited
-        for flag in s[USER_AUDIT_KEY]
-    ]
     return {
-        "simulations": len(audited),
-        "flagged_simulations": sum(1 for s in audited if s[USER_AUDIT_KEY]),
+        "simulations": audited,
+        "flagged_simulations": flagged,
         "counts": count_kinds(flags),
         "flags": flags,
     }

@@ -3,34 +3,55 @@
 :func:`warm_start` plays a built-in gold agent (``gold-dialogue`` by default: the gold calls in
 a dialogue that asks for a yes before each write and refuses what the policy refuses) against
 the offline scripted customer on every selected task (tasks with an intent get the customer that
-plays it), keeps the episodes that score at least ``min_reward``, and writes them with
-:func:`~airline_gym.harness.export.write_jsonl`: one JSON line per conversation with
-``messages`` (system prompt first; assistant ``tool_calls`` with JSON-string arguments; ``tool``
+plays it), keeps the episodes that score at least ``min_reward``, and writes them as
+:func:`~airline_gym.harness.export.write_jsonl` does: one JSON line per conversation with
+``messages`` (system prompt first; assistant ``tool_calls`` with JSON-object arguments; ``tool``
 results with ``tool_call_id``) and ``tools`` (the schemas the agent was offered), which
 ``datasets.load_dataset("json", ...)`` loads and TRL's ``SFTTrainer`` takes as a conversational
 dataset with tools.
+
+Rows are written in task order as the episodes end, to an
+:class:`~airline_gym.data.output.OutputFile` that replaces ``out`` once the file is whole (so
+memory stays flat in the number of tasks, and ``out`` is never one of the inputs, a device or
+written by two runs at once). Ctrl-C stops as ``eval`` does: no episode starts, those in flight
+get a grace period, and :class:`WarmStartInterrupted` is raised with ``out`` left as it was.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from airline_gym.agents.registry import builtin_agent
+from airline_gym.data.output import OutputFile, data_inputs
 from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, benchmark_tasks
 from airline_gym.domain.tasks import Task, load_task_set
 from airline_gym.domain.tools import WRITE_TOOLS
 from airline_gym.errors import ConfigError
 from airline_gym.harness.evaluate import EvalConfig, select_task_ids
-from airline_gym.harness.export import write_jsonl
-from airline_gym.harness.runner import EpisodeResult, run_episodes
+from airline_gym.harness.export import episode_record
+from airline_gym.harness.interrupt import StopOnInterrupt
+from airline_gym.harness.play_jobs import play_jobs
+from airline_gym.harness.results.io import encode
+from airline_gym.harness.runner import EpisodeResult, arun_episode
 from airline_gym.users.intent_source import task_intent
 
-__all__ = ["WARM_START_AGENTS", "WarmStart", "drop_reason", "warm_start"]
+__all__ = [
+    "WARM_START_AGENTS",
+    "WarmStart",
+    "WarmStartInterrupted",
+    "drop_reason",
+    "warm_start",
+]
 
 #: The agents whose conversations make warm-start data.
 WARM_START_AGENTS: tuple[str, ...] = ("gold-dialogue", "gold")
+
+#: ``progress(done, total)`` after each episode.
+Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -48,6 +69,55 @@ class WarmStart:
     why: dict[str, str] = field(default_factory=dict)
 
 
+class WarmStartInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped :func:`warm_start` after ``played`` of ``total`` episodes; nothing was
+    written (``out`` is as it was)."""
+
+    def __init__(self, played: int, total: int) -> None:
+        self.played, self.total = played, total
+        super().__init__(
+            f"interrupted after {played} of {total} episodes: nothing written (out left as it was)"
+        )
+
+
+class _Rows:
+    """Finished episodes into ``out`` in task order, as soon as every earlier one is in."""
+
+    def __init__(self, out: OutputFile, min_reward: float, total: int, progress: Progress | None):
+        self.out, self.min_reward, self.total, self.progress = out, min_reward, total, progress
+        self.waiting: dict[int, EpisodeResult] = {}
+        self.next = self.played = self.written = 0
+        self.dropped: dict[str, float] = {}
+        self.why: dict[str, str] = {}
+
+    def ended(self, done: tuple[int, EpisodeResult]) -> None:
+        index, result = done
+        self.played += 1
+        self.waiting[index] = result
+        while self.next in self.waiting:
+            self._write(self.waiting.pop(self.next))
+            self.next += 1
+        if self.progress is not None:
+            self.progress(self.played, self.total)
+
+    def _write(self, result: EpisodeResult) -> None:
+        if result.reward >= self.min_reward:
+            self.out.write(encode(episode_record(result)) + "\n")
+            self.written += 1
+        else:
+            self.dropped[str(result.task_id)] = result.reward
+            self.why[str(result.task_id)] = drop_reason(result)
+
+
+def _inputs(tasks: str | os.PathLike[str], data_dir: Any) -> list[Path]:
+    """The files warm-start reads: the tasks file (and its splits), the data."""
+    found = data_inputs(data_dir)
+    path = Path(tasks).expanduser()
+    if path.is_file():
+        found += [path, path.with_name("split_tasks.json")]
+    return found
+
+
 def warm_start(
     out: str | os.PathLike[str],
     *,
@@ -60,9 +130,11 @@ def warm_start(
     min_reward: float = 1.0,
     concurrency: int = 4,
     data_dir: Any = None,
+    progress: Progress | None = None,
 ) -> WarmStart:
     """Play ``agent`` with the scripted customer on the selected tasks and write the episodes
-    scoring at least ``min_reward`` to ``out`` (JSON Lines; see the module docstring)."""
+    scoring at least ``min_reward`` to ``out`` (JSON Lines; see the module docstring); when
+    none does, ``out`` is left as it was. ``progress(done, total)`` is called as each ends."""
     if agent not in WARM_START_AGENTS:
         raise ConfigError(f"agent must be one of {', '.join(WARM_START_AGENTS)}: {agent!r}")
     if not 0.0 <= min_reward <= 1.0:  # also refuses NaN
@@ -78,19 +150,37 @@ def warm_start(
         data_dir=data_dir,
     )
     config.validate()
-    task_set = load_task_set(benchmark_tasks(tasks, benchmark), data_dir)
+    source = benchmark_tasks(tasks, benchmark)
+    task_set = load_task_set(source, data_dir)
     selected = select_task_ids(task_set, config)
     skipped = [t for t in selected if _thin(task_set[t], benchmark)]
     ids = [t for t in selected if t not in skipped]
-    results = run_episodes(
-        config.make_env, lambda: builtin_agent(agent, task_set), [(t, 0) for t in ids], concurrency
+
+    async def play(env: Any, job: tuple[int, str]) -> tuple[int, EpisodeResult]:
+        index, task_id = job
+        return index, await arun_episode(env, builtin_agent(agent, task_set), task_id, 0)
+
+    with OutputFile(out, inputs=_inputs(source, data_dir)) as file:
+        rows = _Rows(file, min_reward, len(ids), progress)
+        stopped = play_jobs(
+            list(enumerate(ids)),
+            concurrency,
+            rows.ended,
+            aplay=play,
+            make_env=config.make_env,
+            stop=StopOnInterrupt(),
+        )
+        if stopped:
+            raise WarmStartInterrupted(rows.played, len(ids))
+        if not rows.written:  # an empty file would only replace what ``out`` held
+            file.cancel()
+    return WarmStart(
+        played=rows.played,
+        written=rows.written,
+        dropped=rows.dropped,
+        skipped=skipped,
+        why=rows.why,
     )
-    kept = [r for r in results if r.reward >= min_reward]
-    low = [r for r in results if r.reward < min_reward]
-    dropped = {r.task_id: r.reward for r in low}
-    written = write_jsonl(kept, out)
-    why = {r.task_id: drop_reason(r) for r in low}
-    return WarmStart(len(results), written, dropped, skipped, why)
 
 
 def drop_reason(result: EpisodeResult) -> str:

@@ -172,7 +172,7 @@ class InspectUser(LLMUser):
 @solver
 def airline_agent(
     user: Literal["scripted", "model"] = "scripted",
-    protocol: Literal["gym", "leaderboard"] = "gym",
+    protocol: Literal["gym", "leaderboard", "tool-reply"] = "gym",
     max_steps: int = 200,
     max_errors: int = 10,
     tasks: str | None = None,
@@ -263,7 +263,7 @@ def airline(
     split: str = "base",
     task_ids: str | int | Sequence[str | int] | None = None,
     user: Literal["scripted", "model"] = "scripted",
-    protocol: Literal["gym", "leaderboard"] = "gym",
+    protocol: Literal["gym", "leaderboard", "tool-reply"] = "gym",
     max_steps: int = 200,
     seed: int = 0,
     tasks: str | None = None,

@@ -16,8 +16,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airline_gym.domain.benchmarks import DEFAULT_BENCHMARK, benchmark_tasks, check_benchmark
-from airline_gym.domain.prompts import agent_system_prompt
+from airline_gym.domain.prompts import GREETING
 from airline_gym.domain.tasks import load_task_set
+from airline_gym.domain.tool_reply import INSTRUCTIONS
+from airline_gym.env.protocols import TOOL_REPLY, get_protocol
 from airline_gym.errors import ConfigError
 
 __all__ = [
@@ -33,12 +35,8 @@ __all__ = [
 #: The trainers whose dataset rows :func:`dataset_rows` writes.
 ROW_FORMATS = ("trl", "skyrl", "verl")
 
-#: Appended to the agent's system prompt in TRL's rows: how to reach the customer through tools.
-TRL_INSTRUCTIONS = (
-    "\n\nYou talk to the customer only through the respond_to_user tool: its argument is your "
-    "message to the customer and its result is the customer's reply. Use the other tools to "
-    "look up and change records. When the conversation is over, call the done tool."
-)
+#: Appended to the agent's system prompt in TRL's rows (the ``tool-reply`` protocol's, ours).
+TRL_INSTRUCTIONS = INSTRUCTIONS
 
 
 def task_seeds(
@@ -99,9 +97,10 @@ def dataset_rows(row_format: str, *args: Any, **kwargs: Any) -> list[dict[str, A
     ``tasks``, ``data_dir``, ``benchmark``). ``row_format`` is one of :data:`ROW_FORMATS` (each
     adapter's ``dataset_rows`` fixes it):
 
-    - ``"trl"``: ``prompt`` (the agent's system prompt plus :data:`TRL_INSTRUCTIONS`, then an
-      empty user turn that TRL fills with the customer's opening), ``task_id``, ``seed``,
-      ``benchmark`` (TRL passes them to ``AirlineToolEnv.reset``);
+    - ``"trl"``: ``prompt`` (the ``tool-reply`` protocol's system prompt, the reference's
+      system prompt plus :data:`TRL_INSTRUCTIONS`; the agent's greeting; an empty user turn
+      that TRL fills with the customer's opening: the env's history at reset), ``task_id``,
+      ``seed``, ``benchmark`` (TRL passes them to ``AirlineToolEnv.reset``);
     - ``"skyrl"`` / ``"verl"``: the trainer's row keys (``env_class`` / ``agent_name``
       ``airline_gym``), a placeholder ``prompt`` (the env builds the real one) and
       ``extra_info`` with ``task_id``, ``seed`` and ``benchmark``.
@@ -117,8 +116,12 @@ def dataset_rows(row_format: str, *args: Any, **kwargs: Any) -> list[dict[str, A
     pairs = task_seeds(**{**episodes.arguments, "benchmark": benchmark})
     prompt = None
     if row_format == "trl":
-        system = agent_system_prompt(episodes.arguments["data_dir"]) + TRL_INSTRUCTIONS
-        prompt = [{"role": "system", "content": system}, {"role": "user", "content": ""}]
+        system = get_protocol(TOOL_REPLY).system_prompt(episodes.arguments["data_dir"])
+        prompt = [
+            {"role": "system", "content": system},
+            {"role": "assistant", "content": GREETING},
+            {"role": "user", "content": ""},
+        ]
     return [
         _row(row_format, prompt, {"task_id": task_id, "seed": row_seed, "benchmark": benchmark})
         for task_id, row_seed in pairs

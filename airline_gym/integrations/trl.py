@@ -3,21 +3,26 @@
 TRL's environment contract: a class with a zero-argument constructor, ``reset(**row) -> str``
 (called with every dataset column; the returned text is appended to the row's last prompt
 message), public methods that become the model's tools (transformers' ``get_json_schema`` reads
-their type hints and Google-style docstrings), and ``get_reward()``, which TRL registers as a
-reward function by itself (logged as ``rewards/AirlineToolEnv/mean``). :class:`AirlineToolEnv`
-exposes
+their type hints and Google-style docstrings, in the alphabetical order of their names), and
+``get_reward()``, which TRL registers as a reward function by itself (logged as
+``rewards/AirlineToolEnv/mean``). TRL ends a rollout at the first reply without a tool call, so
+the customer must be reached through a tool: the adapter plays the ``tool-reply`` protocol
+(:mod:`airline_gym.env.protocols`), and :class:`AirlineToolEnv` has one method per tool of that
+protocol's array (``AirlineEnv.tools``):
 
-- the 14 airline tools and ``done`` as methods generated from the env's own tools array
-  (``AirlineEnv.tools``, the reference's schemas): same names, descriptions, argument names,
-  types, enums and required arguments;
-- ``respond_to_user(message)``, the only way to talk to the customer (it returns the reply),
-  because TRL's rollout ends at the first reply without a tool call.
+- the 14 airline tools and ``done``: the reference's names, descriptions, argument names, types,
+  enums and required arguments, in the form transformers gives them
+  (:mod:`airline_gym.domain.tool_reply`);
+- ``respond_to_user(message)`` (ours), the only way to talk to the customer: it returns the
+  customer's reply.
 
-Each method call is one agent message against an :class:`~airline_gym.env.AirlineEnv`, so the
-episode, the customer and the grade (DB check x communicate check) are the env's own. A call
-after the episode has ended raises ``ValueError``, which TRL shows the model as the tool
-result. An episode still running when the rollout stops scores 0, as an unfinished tau2
-episode does::
+The methods are built so that transformers' schema of each is exactly the protocol's dict for
+it: the tools and system prompt a model reads in training are what ``airline-gym eval --protocol
+tool-reply`` and ``warm-start --protocol tool-reply`` give it. Each method call is one agent
+message with one tool call against an :class:`~airline_gym.env.AirlineEnv`, so the episode, the
+customer and the grade (DB check x communicate check) are the env's own. A call after the episode
+has ended raises ``ValueError``, which TRL shows the model as the tool result. An episode still
+running when the rollout stops scores 0, as the protocol ends one at a reply without a tool call::
 
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
@@ -36,11 +41,6 @@ episode does::
 guidelines as one unit; each row carries it, and an env of the other version refuses the row.
 No ``reward_funcs`` are needed: the reward is ``get_reward()``, once. The factory is plain data
 (picklable), as ``AsyncGRPOTrainer`` requires.
-
-What transformers' schema conversion cannot express (:func:`schema_gaps` lists it for the live
-schemas): ``title`` keys, ``$defs`` and ``additionalProperties``; list items that are objects
-become ``{"type": "object"}`` (their keys, types and descriptions are spelled out at the end
-of the argument's description instead); key order inside each property is transformers'.
 """
 
 from __future__ import annotations
@@ -49,15 +49,18 @@ import functools
 import inspect
 import itertools
 import json
-import re
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from airline_gym.domain.tool_reply import INSTRUCTIONS, RESPOND_TOOL, tool_reply_form
 from airline_gym.env.airline_env import AirlineEnv
+from airline_gym.env.protocols import TOOL_REPLY
+from airline_gym.errors import ConfigError
 from airline_gym.integrations import task_rows
-from airline_gym.integrations.task_rows import TRL_INSTRUCTIONS, check_row_benchmark, env_benchmark
+from airline_gym.integrations.task_rows import check_row_benchmark, env_benchmark
 
 __all__ = [
+    "PROTOCOL",
     "RESPOND_TOOL",
     "TRL_INSTRUCTIONS",
     "AirlineEnvironmentFactory",
@@ -69,71 +72,48 @@ __all__ = [
 ]
 
 JSONSchema = dict[str, Any]
-RESPOND_TOOL = "respond_to_user"
+#: The protocol TRL needs: the customer through ``respond_to_user``.
+PROTOCOL = TOOL_REPLY
+#: Appended to the agent's system prompt under the protocol (ours).
+TRL_INSTRUCTIONS = INSTRUCTIONS
 
-_NEWLINES = re.compile(r"\s*\n+\s*")  # transformers joins argument lines the same way
 _SCALARS: dict[str, type] = {"string": str, "integer": int, "number": float, "boolean": bool}
 
 
-# --- tool methods from OpenAI schemas -------------------------------------------------------------
-def _resolve(schema: JSONSchema, defs: JSONSchema) -> JSONSchema:
-    """An item schema with ``$ref``/``anyOf`` resolved to its first concrete alternative."""
-    if "anyOf" in schema:
-        schema = schema["anyOf"][0]
-    if "$ref" in schema:
-        schema = defs[str(schema["$ref"]).rsplit("/", 1)[-1]]
-    return schema
-
-
-def _hint(prop: JSONSchema, defs: JSONSchema) -> Any:
-    """The Python type hint whose transformers schema comes closest to ``prop``."""
+# --- tool methods from the protocol's schemas ---------------------------------------------------
+def _hint(prop: JSONSchema) -> Any:
+    """The Python type hint whose transformers schema is ``prop`` (a tool-reply form property)."""
     if "enum" in prop:
         return Literal[tuple(prop["enum"])]  # type: ignore[valid-type,unused-ignore]
     kind = prop.get("type")
     if kind == "array":
-        items = _resolve(prop.get("items", {}), defs)
-        return list[_hint(items, defs)]  # type: ignore[misc]
-    if kind == "object" or "properties" in prop:
+        return list[_hint(prop.get("items", {}))]  # type: ignore[misc]
+    if kind == "object":
         return dict
     if kind not in _SCALARS:
         raise TypeError(f"no type hint for the JSON schema {json.dumps(prop)[:200]}")
     return _SCALARS[str(kind)]
 
 
-def _arg_doc(prop: JSONSchema, defs: JSONSchema) -> str:
-    """One-line argument text; object list items get their keys spelled out (no other place)."""
-    description = _NEWLINES.sub(" ", str(prop.get("description", "")).strip())
-    items = _resolve(prop.get("items", {}), defs) if prop.get("type") == "array" else {}
-    if items.get("properties"):
-        keys = "; ".join(
-            f"{key} ({field.get('type', 'any')}) - {str(field.get('description', '')).rstrip('.')}"
-            for key, field in items["properties"].items()
-        )
-        description = f"{description} Each item is an object with these keys: {keys}."
-    return description
-
-
 def _docstring(function: JSONSchema) -> str:
-    """A Google-style docstring: the description verbatim, then one ``Args:`` line each."""
-    params = function.get("parameters", {})
-    defs = params.get("$defs", {})
-    lines = [str(function.get("description", "")).strip()]
-    if params.get("properties"):
+    """A Google-style docstring: the description, then one ``Args:`` line per argument."""
+    properties = function.get("parameters", {}).get("properties", {})
+    lines = [str(function.get("description", ""))]
+    if properties:
         lines += ["", "Args:"]
-        lines += [f"    {k}: {_arg_doc(p, defs)}" for k, p in params["properties"].items()]
+        lines += [f"    {arg}: {prop.get('description', '')}" for arg, prop in properties.items()]
     return "\n".join(lines)
 
 
 def _tool_method(function: JSONSchema) -> Callable[..., str]:
     """A method with the tool's typed signature and docstring that runs it in the episode.
 
-    No return hint: transformers would add a ``return`` entry the reference's schema lacks.
+    No return hint: transformers would add a ``return`` entry the protocol's schema lacks.
     """
     name = str(function["name"])
     params = function.get("parameters", {})
-    defs = params.get("$defs", {})
     required = set(params.get("required", []))
-    hints = {arg: _hint(prop, defs) for arg, prop in params.get("properties", {}).items()}
+    hints = {arg: _hint(prop) for arg, prop in params.get("properties", {}).items()}
     signature = inspect.Signature(
         [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
         + [
@@ -186,8 +166,9 @@ class AirlineToolEnv:
     """One airline episode at a time, driven through tool methods (see the module docstring).
 
     Keyword arguments go to :class:`~airline_gym.env.AirlineEnv` (``benchmark``, ``user``,
-    ``user_model``, ``user_llm_args``, ``tasks``, ``split``, ``max_steps``, ...); the env is
-    built here and reused across resets. After each call, ``reward`` holds the episode's reward
+    ``user_model``, ``user_llm_args``, ``tasks``, ``split``, ``max_steps``, ...) with
+    ``protocol="tool-reply"`` (TRL's: any other is refused); the env is built here and reused
+    across resets. After each call, ``reward`` holds the episode's reward
     so far (the grade once it has ended), ``info`` the env's latest info dict and ``task_id`` the
     current task. Every public method other than ``reset`` and ``get_reward`` is a tool.
     """
@@ -195,7 +176,7 @@ class AirlineToolEnv:
     _tool_names: tuple[str, ...] = ()
 
     def __init__(self, **env_kwargs: Any) -> None:
-        self.env_kwargs = dict(env_kwargs)
+        self.env_kwargs = _with_protocol(env_kwargs)
         self.env = AirlineEnv(**self.env_kwargs)
         _install_tools(self.env.tools)
         self._ids = itertools.count()
@@ -230,23 +211,6 @@ class AirlineToolEnv:
             self.reward = float(info.get("reward_info", {}).get("reward", 0.0))
             return f"(The customer could not start the conversation: {info.get('error', '')})"
         return "\n".join(m["content"] for m in observation if m.get("role") == "user")
-
-    def respond_to_user(self, message: str) -> str:
-        """Send a message to the customer and return the customer's reply.
-
-        Args:
-            message: Your message to the customer.
-        """
-        observation = self._step({"role": "assistant", "content": message})
-        replies = [m["content"] for m in observation if m.get("role") == "user"]
-        if replies:
-            return "\n".join(replies)
-        # no reply: the env refused the message (empty, not text, too long: its own words say
-        # why, and it counted an error) and/or the episode has just ended
-        said = [m["content"] for m in observation if m.get("role") == "system"]
-        if self._over:
-            said.append(f"(The conversation is over: {self.info.get('termination_reason')}.)")
-        return "\n".join(said) or "(The customer did not reply.)"
 
     def get_reward(self) -> float:
         """The episode's reward: its grade once it has ended, 0 while it is still running."""
@@ -285,12 +249,23 @@ class AirlineToolEnv:
         return observation
 
 
+def _with_protocol(env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``env_kwargs`` with TRL's protocol; another one is refused in one line."""
+    protocol = env_kwargs.get("protocol", PROTOCOL)
+    if getattr(protocol, "name", protocol) != PROTOCOL:
+        raise ConfigError(
+            f"TRL needs the {PROTOCOL!r} protocol (its rollout ends at the first reply without a "
+            f"tool call, so the customer is reached through {RESPOND_TOOL}); got {protocol!r}"
+        )
+    return {**env_kwargs, "protocol": PROTOCOL}
+
+
 class AirlineEnvironmentFactory:
     """Picklable zero-argument factory of :class:`AirlineToolEnv`: TRL's ``environment_factory``."""
 
     def __init__(self, **env_kwargs: Any) -> None:
         env_benchmark(env_kwargs)  # a bad benchmark is refused now, not in every rollout
-        self.env_kwargs = dict(env_kwargs)
+        self.env_kwargs = _with_protocol(env_kwargs)
 
     def __call__(self) -> AirlineToolEnv:
         """A fresh environment with the stored AirlineEnv arguments."""
@@ -310,8 +285,8 @@ def make_environment_factory(**env_kwargs: Any) -> AirlineEnvironmentFactory:
     return AirlineEnvironmentFactory(**env_kwargs)
 
 
-#: Rows for ``Dataset.from_list``: ``prompt`` (the agent's system prompt plus
-#: :data:`TRL_INSTRUCTIONS` and an empty user turn, which TRL fills with the customer's opening),
+#: Rows for ``Dataset.from_list``: ``prompt`` (the protocol's system prompt, the agent's greeting
+#: and an empty user turn, which TRL fills with the customer's opening: the env's history at reset),
 #: ``task_id``, ``seed`` and ``benchmark`` columns; arguments as
 #: :func:`~airline_gym.integrations.task_rows.dataset_rows` (``split``, ``task_ids``, ``repeats``,
 #: ``seed``, ``tasks``, ``data_dir``, ``benchmark``).
@@ -327,57 +302,29 @@ def trl_schema(method: Callable[..., Any]) -> JSONSchema:
     return schema
 
 
-def _strip(schema: Any, defs: JSONSchema) -> Any:
-    """``schema`` without what transformers cannot express; object items become bare objects."""
-    if isinstance(schema, list):
-        return [_strip(item, defs) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    if "anyOf" in schema or "$ref" in schema:
-        return {"type": _resolve(schema, defs).get("type", "object")}
-    out = {}
-    for key, value in schema.items():
-        if key in ("title", "$defs", "additionalProperties"):
-            continue
-        if key == "properties":
-            out[key] = {name: _strip(prop, defs) for name, prop in value.items()}
-        elif key == "items" and _resolve(value, defs).get("type") == "object":
-            out[key] = {"type": "object"}
-        else:
-            out[key] = _strip(value, defs)
-    return out
-
-
 def schema_gaps(reference: JSONSchema, ours: JSONSchema) -> list[str]:
-    """Where the schema TRL renders (``ours``) differs from the ``reference`` tool schema.
-
-    Returns one line per difference beyond the ones transformers cannot avoid (titles,
-    ``$defs``, ``additionalProperties``, object list items, key order) and the spelled-out item
-    keys at the end of an argument's description. Empty: as close as TRL allows.
-    """
-    ref_fn, our_fn = reference["function"], ours["function"]
-    defs = ref_fn.get("parameters", {}).get("$defs", {})
-    expected = _strip(ref_fn, defs)
-    got = json.loads(json.dumps(our_fn))
-    gaps = []
-    for key in ("name", "description"):
-        if expected.get(key) != got.get(key):
-            gaps.append(f"{key}: {got.get(key)!r} != {expected.get(key)!r}")
-    want_params, got_params = expected.get("parameters", {}), got.get("parameters", {})
-    if want_params.get("required", []) != got_params.get("required", []):
-        gaps.append(f"required: {got_params.get('required')} != {want_params.get('required')}")
-    want_props, got_props = want_params.get("properties", {}), got_params.get("properties", {})
+    """Where the schema TRL renders (``ours``) differs from the ``reference`` tool schema in the
+    form transformers gives it (:func:`~airline_gym.domain.tool_reply.tool_reply_form`: the
+    protocol's own), key order included. One line per difference; empty: the same bytes."""
+    expected = tool_reply_form(reference)["function"]
+    got = ours["function"]
+    gaps = [
+        f"{key}: {got.get(key)!r} != {expected.get(key)!r}"
+        for key in ("name", "description")
+        if expected.get(key) != got.get(key)
+    ]
+    want, have = expected.get("parameters", {}), got.get("parameters", {})
+    if want.get("required") != have.get("required"):
+        gaps.append(f"required: {have.get('required')} != {want.get('required')}")
+    want_props, got_props = want.get("properties", {}), have.get("properties", {})
     if list(want_props) != list(got_props):
         gaps.append(f"arguments: {list(got_props)} != {list(want_props)}")
-    for arg in set(want_props) & set(got_props):
-        want, have = dict(want_props[arg]), dict(got_props[arg])
-        text = _arg_doc(ref_fn["parameters"]["properties"][arg], defs)
-        if have.pop("description", None) != text:
-            gaps.append(f"{arg}: description differs")
-        want.pop("description", None)
-        if want != have:
-            gaps.append(f"{arg}: {have} != {want}")
+    for arg in want_props.keys() & got_props.keys():
+        if json.dumps(want_props[arg]) != json.dumps(got_props[arg]):
+            gaps.append(f"{arg}: {json.dumps(got_props[arg])} != {json.dumps(want_props[arg])}")
     extra = set(got) - {"name", "description", "parameters"}
     if extra:
         gaps.append(f"extra keys: {sorted(extra)}")
+    if not gaps and json.dumps(got) != json.dumps(expected):
+        gaps.append("the same keys and values in another order")
     return gaps

@@ -96,7 +96,7 @@ class AirlineTaskConfig(vf.TaskConfig):
     """litellm model of the LLM customer (default gpt-4.1, or $AIRLINE_GYM_USER_MODEL)."""
     user_llm_args: dict[str, Any] = Field(default_factory=dict)
     """litellm arguments of the LLM customer (api_base, api_key, timeout, ...)."""
-    protocol: Literal["gym", "leaderboard"] = "gym"
+    protocol: Literal["gym", "leaderboard", "tool-reply"] = "gym"
     max_steps: int = Field(200, ge=1)
     max_errors: int = Field(10, ge=1)
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from airline_gym.domain.decisions import Call, Decision, Solution
 from airline_gym.domain.intents import QUESTIONS, Intent, Request
-from airline_gym.domain.task_checks import STRICT_CHECK_NAMES
+from airline_gym.domain.task_meta import STRICT_CHECK_NAMES
 
 __all__ = ["GRADINGS", "NO_DB_CHANGE", "assemble", "changes_db", "gold_actions"]
 

@@ -94,7 +94,8 @@ class PoolUse:
 
 @dataclass
 class Generated:
-    """The generated records and what generating them met."""
+    """The generated records (none kept when they went to a ``sink``) and what generating them
+    met: ``made`` records in all, ``unchanged`` of them leaving the DB as it is."""
 
     records: list[dict[str, Any]]
     users_available: int
@@ -103,6 +104,8 @@ class Generated:
     reservations_excluded: int
     proposals: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
+    made: int = 0
+    unchanged: int = 0
     #: Template name -> how it used its pool (templates that made no task left out).
     pools: dict[str, PoolUse] = field(default_factory=dict)
 
@@ -289,9 +292,13 @@ def generate(
     write_instructions: Write | None = None,
     exclude: tuple[Iterable[str], Iterable[str]] | None = None,
     test_share: float = 0.0,
+    sink: Callable[[dict[str, Any]], None] | None = None,
 ) -> Generated:
     """``n`` task records (ids ``g<seed>_<i>``); ``ValueError`` for bad options or a mix the
     DB cannot fill with ``n`` distinct tasks.
+
+    ``sink``: called with each record as it is made, in order, instead of keeping it in
+    ``records`` (memory then stays flat in ``n``).
 
     ``exclude``: (user ids, reservation ids) to leave out; default: the benchmarks' entities
     unless ``allow_benchmark_entities``. ``test_share``: about this share of the tasks go to
@@ -324,14 +331,13 @@ def generate(
         reservations_excluded=pools.excluded_reservations,
     )
     rng = random.Random(seed)
-    seen: set[str] = set()
+    seen: set[bytes] = set()  # digests of the records' keys: 16 bytes a task, whatever its size
     failures = {t.name: 0 for t in mix}
-    while len(out.records) < n:
+    while out.made < n:
         active = [t for t in mix if failures[t.name] < _GIVE_UP]
         if not active:
             raise ValueError(
-                f"the DB has room for only {len(out.records)} distinct tasks of this mix "
-                f"(asked for {n})"
+                f"the DB has room for only {out.made} distinct tasks of this mix (asked for {n})"
             )
         template = rng.choices(active, weights=[t.weight for t in active])[0]
         for _ in range(_TRIES):
@@ -350,7 +356,7 @@ def generate(
                     if why not in out.rejected:
                         log.warning("generate: %s on %s", describe_exception(exc), intent)
             if not why:
-                task_id = f"g{seed}_{len(out.records)}"
+                task_id = f"g{seed}_{out.made}"
                 actions, _ = gold_actions(task_id, solution, grading)
                 key = sequence_key(
                     [
@@ -359,7 +365,8 @@ def generate(
                         list(solution.say),
                     ]
                 )
-                why = "duplicate" if key in seen else ""
+                digest = hashlib.sha256(key.encode()).digest()[:16]
+                why = "duplicate" if digest in seen else ""
             pools.rotation.settle(kept=not why)
             if not why:
                 record = assemble(
@@ -375,8 +382,13 @@ def generate(
                     },
                 )
                 record["airline_gym"].update(_profile(pools, intent, record))
-                seen.add(key)
-                out.records.append(record)
+                seen.add(digest)
+                out.made += 1
+                out.unchanged += not record["airline_gym"]["changes_db"]
+                if sink is None:
+                    out.records.append(record)
+                else:
+                    sink(record)
                 failures[template.name] = 0
                 break
             cause = why if why.startswith("error") else why.split(":")[0]

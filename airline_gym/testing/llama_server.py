@@ -177,8 +177,10 @@ def llama_server(
     seed: int = 0,
     startup_timeout: float = 180.0,
     log_path: str | os.PathLike[str] | None = None,
+    port: int = 0,
 ) -> Iterator[LlamaServer]:
-    """Serve SmolLM2-135M-Instruct on a free 127.0.0.1 port for the ``with`` block.
+    """Serve SmolLM2-135M-Instruct on 127.0.0.1 for the ``with`` block: on ``port``, or on a
+    free port (``port=0``, the default).
 
     ``max_tokens`` caps every reply server-side; ``context`` is each slot's window (the model
     was trained on 8192) and ``parallel`` the number of slots, so an agent and its customer
@@ -186,6 +188,8 @@ def llama_server(
     default, removed on exit). Raises :class:`LlamaServerUnavailable` when a package is
     missing and :class:`LlamaServerError` when the server does not come up.
     """
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port must be from 0 to 65535 (0: a free port): {port}")
     if importlib.util.find_spec(_SERVER_MODULE) is None:
         raise LlamaServerUnavailable(
             f"the real-model server needs llama.cpp's server: {INSTALL[_SERVER_MODULE]}"
@@ -197,6 +201,7 @@ def llama_server(
         "context": context,
         "parallel": parallel,
         "seed": seed,
+        "port": port,
     }
     with contextlib.ExitStack() as stack:
         if log_path is None:
@@ -278,7 +283,7 @@ def _serve(settings: dict[str, Any]) -> None:
     params.model.path = settings["model"]
     params.model_alias = {MODEL_NAME}
     params.hostnames = ["127.0.0.1"]
-    params.port = 0  # the server picks a free port and reports it
+    params.port = settings["port"]  # 0: the server picks a free port and reports it
     params.n_parallel = settings["parallel"]
     params.n_ctx = settings["context"] * settings["parallel"]
     params.n_predict = settings["max_tokens"]
@@ -294,19 +299,28 @@ def _serve(settings: dict[str, Any]) -> None:
     del server
 
 
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"must be a port from 0 to 65535: {text!r}")
+    return int(text)
+
+
 def main(argv: list[str] | None = None) -> None:
     """``python -m airline_gym.testing.llama_server``: serve until Ctrl+C."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--max-tokens", type=int, default=256, help="cap per reply (256)")
     parser.add_argument("--threads", type=int, default=2, help="CPU threads (2)")
+    parser.add_argument("--port", type=_port, default=0, help="port on 127.0.0.1 (0: a free one)")
     args = parser.parse_args(argv)
     if args.child:
         _serve(json.loads(args.child))
         return
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop the server on kill, too
     try:
-        with llama_server(max_tokens=args.max_tokens, threads=args.threads) as server:
+        with llama_server(
+            max_tokens=args.max_tokens, threads=args.threads, port=args.port
+        ) as server:
             print(f"{server.litellm_model} at {server.api_base} (Ctrl+C stops it)", flush=True)
             while True:
                 time.sleep(3600)

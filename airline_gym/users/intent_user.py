@@ -37,6 +37,7 @@ grading counts as seen).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,10 +47,8 @@ from airline_gym.domain.database import AirlineDB, load_pristine
 from airline_gym.domain.intents import Intent, Request
 from airline_gym.domain.prompts import STOP, TRANSFER
 from airline_gym.domain.said import LEAVE_UNSATISFIED, figures, readable
-from airline_gym.domain.tasks import Task
 from airline_gym.users.base import Dialogue
 from airline_gym.users.dialogue_cursor import DialogueCursor
-from airline_gym.users.intent_source import carries_intent, task_intent
 from airline_gym.users.intent_wishes import judge, shows_done
 from airline_gym.users.intent_words import (
     DONE_RE,
@@ -62,12 +61,11 @@ from airline_gym.users.intent_words import (
 )
 from airline_gym.users.scripted_rules import (
     IDENTITY_RULES,
-    RESERVATION_ID_RE,
     TRANSFER_RE,
     asking_parts,
 )
 
-__all__ = ["IntentPlayer", "customer_for"]
+__all__ = ["IntentPlayer"]
 
 _YES = ("Yes, please go ahead.", "Yes, that's right.", "Yes, I confirm.")
 _PUSH = (
@@ -80,43 +78,6 @@ NOT_SEEN = "I don't see that change on my account."
 WHICH = "Which is it? Just the total, please."
 _STALLED, _NOT_DONE, _MISSED, _TOO_LONG = LEAVE_UNSATISFIED
 _DONE = "Thank you, that's everything I needed. " + STOP
-
-
-def customer_for(
-    task: Task, benchmark: str | None = None, max_turns: int = 30, data_dir: Any = None
-) -> IntentPlayer | None:
-    """The intent-playing customer of ``task``, or None when it has no intent.
-
-    A generated task's customer can say every reservation id of its requests (unless its intent
-    lists them as unknown); a benchmark task's customer only the ids its scenario names, and
-    words any other reservation by its trip (read from the DB), as the benchmark's customers do.
-    """
-    intent = task_intent(task, benchmark)
-    if intent is None:
-        return None
-    if carries_intent(task):
-        return IntentPlayer(intent, max_turns, data_dir=data_dir)
-    text = " ".join(str(v) for v in task.instructions.values() if v)
-    named = frozenset(RESERVATION_ID_RE.findall(text))
-    return IntentPlayer(intent, max_turns, named, _Trips(data_dir), data_dir=data_dir)
-
-
-@dataclass(frozen=True)
-class _Trips:
-    """``describe(reservation_id)``: the trip as its owner would name it (read from the DB)."""
-
-    data_dir: Any = None
-
-    def __call__(self, reservation_id: str) -> str | None:
-        path = None if self.data_dir is None else data_files(self.data_dir).db
-        record = load_pristine(path).reservations.get(reservation_id)
-        if record is None:
-            return None
-        flights = record.get("flights") or []
-        first = f", first flight on {flights[0].get('date')}" if flights else ""
-        origin, destination = record.get("origin"), record.get("destination")
-        route = f"from {origin} to {destination}" if origin != destination else f"from {origin}"
-        return f"{route}{first}"
 
 
 @dataclass
@@ -168,6 +129,14 @@ class IntentPlayer:
             path = None if self.data_dir is None else data_files(self.data_dir).db
             self._db = load_pristine(path).fork()
         return self._db
+
+    def fresh(self) -> IntentPlayer:
+        """A player of the same customer at the start of a conversation (what it knows is
+        shared: none of it changes)."""
+        player = copy.copy(self)
+        player.state, player._db = _Progress(), None
+        player._cursor, player._answer = DialogueCursor(), ""
+        return player
 
     # -- what the customer knows ----------------------------------------------------------------
 

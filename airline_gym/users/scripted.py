@@ -13,7 +13,8 @@ from airline_gym.domain.tasks import Task
 from airline_gym.errors import ConfigError
 from airline_gym.users.base import Dialogue, UserSimulator
 from airline_gym.users.dialogue_cursor import DialogueCursor
-from airline_gym.users.intent_user import IntentPlayer, customer_for
+from airline_gym.users.intent_customers import customer_for
+from airline_gym.users.intent_user import IntentPlayer
 from airline_gym.users.scripted_rules import (
     DOB_RE,
     EMAIL_RE,

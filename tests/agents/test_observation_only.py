@@ -120,10 +120,10 @@ def tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return generated_file(tmp_path_factory.mktemp("observing"), 60, 23)
 
 
-def _play(tasks: Path, agent: Any) -> dict[str, Any]:
+def _play(tasks: Path, agent: Any, protocol: str = "gym") -> dict[str, Any]:
     from airline_gym.domain.tasks import load_task_set
 
-    env = AirlineEnv(tasks=str(tasks), user="scripted")
+    env = AirlineEnv(tasks=str(tasks), user="scripted", protocol=protocol)
     return {t.id: run_episode(env, agent, t.id, seed=0) for t in load_task_set(str(tasks))}
 
 
@@ -142,6 +142,18 @@ def test_no_agent_fails_or_runs_out_of_steps(tasks: Path, name: str) -> None:
     assert ended <= {"user_stop", "agent_stop"}, {
         t: (r.termination_reason, r.error) for t, r in results.items() if r.error
     }
+
+
+@pytest.mark.parametrize("protocol", ["leaderboard", "tool-reply"])
+@pytest.mark.parametrize("name", ["policy", "bare-confirm", "hidden-figure", "bail-processed"])
+def test_every_protocol_grades_an_agent_as_gym_does(tasks: Path, protocol: str, name: str) -> None:
+    """Under ``tool-reply`` the agents talk through ``respond_to_user`` (a plain reply would end
+    the episode unplayed), and strict grading reads those calls as what the customer saw: the
+    policy agent passes what it passes under ``gym`` and the exploits earn no more."""
+    gym = {t: r.reward for t, r in _play(tasks, make_agent(name)).items()}
+    other = _play(tasks, make_agent(name), protocol)
+    assert {t: r.reward for t, r in other.items()} == gym
+    assert {r.termination_reason for r in other.values()} <= {"user_stop", "agent_stop"}
 
 
 def test_eval_plays_the_policy_agent_by_name(tasks: Path, tmp_path: Path) -> None:

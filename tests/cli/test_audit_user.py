@@ -193,6 +193,7 @@ SHARED_COUNTS: dict[str, dict[str, int]] = {
         "premature_stop": 2,
         "invention": 2,
         "role_break": 6,
+        "empty_or_repeated": 1,
     },
     "t3new__sierra-pr448__whissle__user-gpt-4o.json": {
         "role_break": 1,
@@ -215,4 +216,4 @@ def test_audit_user_on_the_shared_real_runs_finds_the_recorded_counts():
     }
     assert found == SHARED_COUNTS
     assert report["total"]["audited"] == report["total"]["simulations"] == 344
-    assert report["total"]["flagged_simulations"] == 17
+    assert report["total"]["flagged_simulations"] == 18

@@ -165,7 +165,8 @@ def test_eval_prints_a_summary_and_writes_the_file(tmp_path):
     assert "pass^k: k=1: 0.500  k=2: 0.500" in done.stdout
     assert "terminations: agent_stop 4" in done.stdout
     assert f"results: {out}" in done.stdout
-    assert "[4/4] task 2 trial 1: reward 0 (agent_stop); pass 2/4 (50%)" in done.stderr
+    assert "[4/4] task 2 trial 1: reward 0 (agent_stop); pass 2/4 (50%); " in done.stderr
+    assert "ETA 00:00" in done.stderr.splitlines()[-1]
     assert len(json.loads(out.read_text())["simulations"]) == 4
 
 

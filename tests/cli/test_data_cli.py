@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from airline_gym import data
 from airline_gym.cli.main import main
 from airline_gym.data import tau3
 from tests.conftest import TAU3_GUIDELINES, TAU3_TASKS
@@ -20,13 +19,9 @@ pytestmark = pytest.mark.usefixtures("tau3")
 
 
 @pytest.fixture
-def fresh(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+def fresh(no_tau3_files: Path) -> Path:
     """An empty cache for tau3 (the tau2 data where it is); no tau3 folder; no download."""
-    monkeypatch.setenv(data.ENV_DATA_DIR, str(data.data_files().db.parent))
-    monkeypatch.delenv(tau3.ENV_TAU3_DIR, raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv(tau3.ENV_TAU3_URL, "http://127.0.0.1:9/nothing-listens-here")
-    return tmp_path
+    return no_tau3_files
 
 
 def _reference_names(folder: Path) -> Path:

@@ -86,6 +86,21 @@ def test_max_failures_reached_by_the_last_simulation_is_not_an_early_stop(tmp_pa
     assert "2 of 2 simulations failed (agent_error 2), reaching --max-failures 2" in err
 
 
+@pytest.mark.parametrize("limit", ["3", "7", str(10**30)])
+def test_a_run_whose_every_simulation_failed_fails_whatever_the_limit(
+    tmp_path: Path, limit: str
+) -> None:
+    """A limit above the run's size never turns a run with no graded simulation into a
+    success (issue 35, 19)."""
+    out = tmp_path / "all-failed.json"
+    code, stdout, err = _eval(_refused_url(), out, "--max-failures", limit)
+    assert code == 1, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("airline-gym eval: error: the run failed: 2 of 2 simulations failed")
+    assert "every simulation failed" in last and str(out) in last
+    assert "results:" in stdout and len(Results.load(out).simulations) == 2
+
+
 def test_evaluate_refuses_a_bad_max_failures() -> None:
     from airline_gym.errors import ConfigError
     from airline_gym.harness.evaluate import evaluate

@@ -186,3 +186,33 @@ def test_a_correctly_labelled_file_gets_no_hint(tmp_path, capsys):
     assert "hint:" not in err
     code, _, err = regrade(capsys, write(tmp_path, "b.json", [wrong]), "--json")
     assert "hint:" in err and "task 2's" in err
+
+
+def test_tasks_that_disagree_with_a_files_embedded_tasks_are_refused(tmp_path, capsys) -> None:
+    """``regrade RUN --tasks B`` on a run that embeds the tasks it was played on: B is not
+    silently ignored; tasks that differ are one line and exit 2, the same tasks are said to be
+    used (issue 35, 18)."""
+    from airline_gym.harness.evaluate import EvalConfig, evaluate
+
+    run = tmp_path / "run.json"
+    evaluate("noop", EvalConfig(task_ids=["0", "1", "2", "3", "4"]), out=run)
+    tau2 = load_task_set("tau2")
+    same, other = tmp_path / "same.json", tmp_path / "B.json"
+    same.write_text(json.dumps([tau2[i].raw for i in range(10)]), encoding="utf-8")
+    shifted = [{**tau2[i + 1].raw, "id": str(i)} for i in range(9)] + [tau2[9].raw]
+    other.write_text(json.dumps(shifted), encoding="utf-8")
+    one_line_error(
+        capsys,
+        run,
+        f"{run} embeds the tasks it was run on, and 5 of the 5 its simulations use differ",
+        "from tasks file",
+        "(0, 1, 2, 3, 4)",
+        "drop --tasks",
+        extra=("--tasks", str(other)),
+    )
+    code, _, err = regrade(capsys, run, "--tasks", same)
+    assert code == 0, err
+    assert f"{run}: graded against the tasks it embeds (the same as {same}'s)" in err
+    code, _, err = regrade(capsys, run)  # no --tasks: nothing new is said
+    assert code == 0 and "graded against" not in err
+    assert err.strip().splitlines()[-1] == "agreement: 5/5 simulations"

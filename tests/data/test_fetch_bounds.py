@@ -62,6 +62,8 @@ class _Hostile(BaseHTTPRequestHandler):
         self.send_response(200)
         if mode == "huge":
             self.send_header("Content-Length", str(1 << 40))
+        elif mode == "giant":  # more digits than int() reads (4,300)
+            self.send_header("Content-Length", "9" * 5000)
         elif mode == "drip":
             self.send_header("Content-Length", str(tau3.TAU3_SIZES["tasks.json"]))
         self.send_header("Connection", "close")
@@ -75,7 +77,7 @@ class _Hostile(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 if mode == "drip":
                     time.sleep(0.2)
-                elif mode == "huge":
+                elif mode in ("huge", "giant"):
                     break  # announced, never sent
 
 
@@ -119,6 +121,13 @@ def test_a_1_tb_content_length_is_refused_unread(fresh_cache, monkeypatch):
     with hostile() as (base, _):
         message, took = _fails(monkeypatch, f"{base}/huge")
     assert f"announces {1 << 40} bytes, expected {tau3.TAU3_SIZES['tasks.json']}" in message
+    assert took < 5
+
+
+def test_a_5000_digit_content_length_is_refused_unread(fresh_cache, monkeypatch):
+    with hostile() as (base, _):
+        message, took = _fails(monkeypatch, f"{base}/giant")
+    assert f"announces a 5000-digit size, expected {tau3.TAU3_SIZES['tasks.json']}" in message
     assert took < 5
 
 

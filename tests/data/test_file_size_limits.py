@@ -152,3 +152,16 @@ def test_a_device_without_a_size_is_refused_after_the_limit(monkeypatch):
     monkeypatch.setenv("AIRLINE_GYM_MAX_FILE_MB", "1")
     with pytest.raises(FileTooLargeError, match="over 1 MiB, over its limit of 1 MiB"):
         read_limited("/dev/zero", RESULTS_MAX_BYTES, "results file")
+
+
+@pytest.mark.parametrize("value", ["\u00b2", "9" * 5000, "-1", "0", "1e3", "0x10", "1048577"])
+def test_a_limit_that_is_not_a_whole_number_of_mib_is_one_line(value, monkeypatch, tmp_path):
+    """``str.isdigit`` accepts "²" and ``int`` refuses it (and more than 4,300 digits)."""
+    from cli_runner import one_line_error, run_cli
+
+    tasks = tmp_path / "tasks.json"  # a file of its own: read now, not from a loaded set
+    tasks.write_text(json.dumps([]), encoding="utf-8")
+    monkeypatch.setenv("AIRLINE_GYM_MAX_FILE_MB", value)
+    line = one_line_error(run_cli("tasks", "--tasks", str(tasks)))
+    assert "AIRLINE_GYM_MAX_FILE_MB=" in line and "whole number of MiB" in line, line
+    assert len(line) < 300, line

@@ -75,3 +75,14 @@ def test_a_task_without_an_id_is_a_clear_error(tmp_path: Path) -> None:
     path.write_text(json.dumps([{"user_scenario": {}}]))
     with pytest.raises(ValueError, match=r"task #1 has no 'id'"):
         load_task_set(path)
+
+
+def test_a_file_rewritten_under_the_same_name_loads_anew(custom_file: Path, tau2_tasks) -> None:
+    """A long-lived process (serve, a notebook) that loads a path again sees the file as it is
+    now, not the task set cached when it was first read; an unchanged file is not re-read."""
+    first = load_task_set(custom_file)
+    assert load_task_set(custom_file) is first
+    record = tau2_tasks["5"].raw
+    record["id"] = "gamma"
+    custom_file.write_text(json.dumps([record]))
+    assert list(load_task_set(custom_file).tasks) == ["gamma"]

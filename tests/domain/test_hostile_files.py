@@ -44,6 +44,17 @@ BROKEN_TASKS: dict[str, tuple[Mutation, str]] = {
     "reward_basis 5": (_criteria("reward_basis", 5), "'evaluation_criteria.reward_basis' must"),
     "reward_basis DB": (_criteria("reward_basis", "DB"), "not string 'DB'"),
     "reward_basis [1]": (_criteria("reward_basis", [1]), "unknown basis 1"),
+    "initial_state action env_type bot": (
+        lambda t: t.__setitem__(
+            "initial_state",
+            {"initialization_actions": [{"env_type": "bot", "func_name": "x", "arguments": {}}]},
+        ),
+        "'initial_state.initialization_actions[0].env_type' must be user or assistant",
+    ),
+    "reward_basis []": (
+        _criteria("reward_basis", []),
+        "'evaluation_criteria.reward_basis' is empty",
+    ),
     "arguments nested 900 deep": (
         lambda t: t["evaluation_criteria"]["actions"][0]["arguments"].__setitem__(
             "user_id", functools.reduce(lambda inner, _: [inner], range(900), "x")
@@ -94,7 +105,12 @@ def test_nl_assertion_without_a_judge_is_refused_before_anything_runs(
 
 @pytest.mark.parametrize(
     ("command", "case"),
-    [("eval", "no user_scenario"), ("show", "reward_basis FOO"), ("demo", "reward_basis 5")],
+    [
+        ("eval", "no user_scenario"),
+        ("show", "reward_basis FOO"),
+        ("demo", "reward_basis 5"),
+        ("audit", "reward_basis []"),
+    ],
 )
 def test_cli_refuses_a_broken_tasks_file_in_one_line(
     command: str, case: str, tmp_path: Path, tau2_tasks: Any
@@ -105,6 +121,7 @@ def test_cli_refuses_a_broken_tasks_file_in_one_line(
         "eval": ["--agent", "gold", "--out", str(tmp_path / "r.json")],
         "show": ["0"],
         "demo": ["--task", "0"],
+        "audit": [],
     }[command]
     line = one_line_error(cli(command, *args, "--tasks", path))
     assert line.startswith(f"airline-gym {command}: error: tasks file ") and names in line
@@ -154,3 +171,23 @@ def test_a_broken_data_file_is_one_line_naming_it(
     assert str(folder / name) in str(raised.value) and says in str(raised.value)
     line = one_line_error(cli("demo", env={"AIRLINE_GYM_DATA_DIR": str(folder)}))
     assert str(folder / name) in line and says in line, line
+
+
+@pytest.mark.parametrize(("first", "second"), [("g0_0", "g0_0"), (5, "5")])
+def test_two_tasks_with_one_id_are_refused_when_the_set_loads(
+    first: Any, second: Any, tmp_path: Path, tau2_tasks: Any
+) -> None:
+    """Keyed by id, the later would silently replace the earlier: fewer tasks played than the
+    file holds, and ``eval`` exiting 0 all the same."""
+    records = [dict(tau2_tasks[i].raw) for i in ("0", "1", "2", "3")]
+    records[1]["id"], records[3]["id"] = first, second
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(records), encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_task_set(path)
+    message = str(raised.value)
+    assert f"task #4 has the id {str(second)!r} of task #2" in message, message
+    out = tmp_path / "r.json"
+    line = one_line_error(cli("eval", "--agent", "gold", "--tasks", path, "--out", out))
+    assert "task #4 has the id" in line and "give each task its own id" in line, line
+    assert not out.exists()

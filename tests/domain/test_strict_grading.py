@@ -11,7 +11,7 @@ from airline_gym.domain.database import load_pristine
 from airline_gym.domain.grading import grade
 from airline_gym.domain.prompts import STOP, TRANSFER
 from airline_gym.domain.said import LEAVE_UNSATISFIED, READ_LIMIT
-from airline_gym.domain.task_checks import STRICT_CHECK_NAMES
+from airline_gym.domain.task_meta import STRICT_CHECK_NAMES
 from airline_gym.domain.tasks import Task
 from airline_gym.domain.toolbox import execute
 

@@ -214,6 +214,30 @@ def test_empty_or_repeated_fires_on_an_empty_turn_and_on_the_third_same_text():
     assert flags[0]["evidence"] == "(third time) I want a refund."
 
 
+#: What SmolLM2-135M said twice, word for word, as the LLM customer (issue 34).
+SMOLLM2 = (
+    "I'm here to help with any project or question you have. Whether it's writing, research, "
+    "or brainstorming, feel free to share. What's on your mind?"
+)
+
+
+def test_a_customer_that_says_a_long_turn_again_or_talks_as_an_assistant_is_flagged():
+    messages = [agent(GREETING), user(SMOLLM2), agent("Could you give me your user id?")]
+    messages += [user(SMOLLM2), agent("I need your user id to help.")]
+    repeated = empty_or_repeated(EMMA, messages)
+    assert indexes(repeated) == [3]
+    assert repeated[0]["evidence"].startswith("(said again) I'm here to help")
+    # the same push-back on another refusal, a turn apart, is no repeat
+    push = "I really need this. Could you make an exception just this once?"
+    apart = [agent(GREETING), user(push), agent("No."), user("Another request."), agent("No.")]
+    assert empty_or_repeated(EMMA, [*apart, user(push)]) == []
+    assert indexes(role_break(EMMA, messages)) == [1, 3]
+    assert {f["kind"] for f in audit_conversation(EMMA, messages)} == {
+        "role_break",
+        "empty_or_repeated",
+    }
+
+
 def test_empty_or_repeated_does_not_fire_on_twice_or_on_alternating_text():
     messages = [agent(GREETING)]
     for text in ("I want a refund.", "I want a refund.", "Please.", "I want a refund."):

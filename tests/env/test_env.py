@@ -13,6 +13,7 @@ from gymnasium.utils.env_checker import check_env
 
 import airline_gym  # noqa: F401
 from airline_gym.agents import DONE, GoldAgent, text_message, tool_call_message
+from airline_gym.env import AirlineEnv
 from airline_gym.env.registration import ENV_SPECS
 
 ENVS_DIR = Path(__file__).resolve().parents[2] / "envs"
@@ -186,6 +187,14 @@ def test_render_ansi_shows_the_transcript():
     assert "assistant: Hi! How can I help you today?" in text
     assert 'assistant: -> get_user_details(user_id="omar_rossi_1241")' in text
     assert "tool:" in text and "\033[" not in text
+
+
+def test_render_without_a_render_mode_warns_and_returns_none():
+    """Gymnasium's contract: render() of an env made without render_mode returns None."""
+    env = AirlineEnv(task=17, user="scripted")
+    env.reset(seed=0)
+    with pytest.warns(UserWarning, match='render_mode="ansi"'):
+        assert env.render() is None
 
 
 def test_bad_constructor_arguments_are_clear():

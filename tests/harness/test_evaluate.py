@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from optional_libs import import_optional
 
 from airline_gym.agents import LiteLLMAgent
 from airline_gym.cli.eval import _ProgressDisplay
@@ -373,7 +372,8 @@ def test_plot_draws_the_pass_hat_k_curve_or_says_what_is_missing(tmp_path):
 
 
 def test_progress_is_a_bar_on_a_terminal_and_lines_otherwise():
-    import_optional("rich")
+    """done/total, the running pass rate, the rate and the ETA, on a terminal (a tqdm bar) and
+    in a log (plain lines)."""
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -387,16 +387,36 @@ def test_progress_is_a_bar_on_a_terminal_and_lines_otherwise():
     display.update(sim, 1, 4, run)
     display.close()
     shown = terminal.getvalue()
-    assert "1/4" in shown and "pass 1/1 (100%)" in shown and "\x1b[" in shown  # drawn, coloured
+    assert "1/4 [" in shown and "pass 1/1 (100%)" in shown and "sim/s" in shown and "\r" in shown
+    ticks = iter([0.0, 4.0])  # a clock: the second simulation ends 4 s after the start
     plain = io.StringIO()
-    display = _ProgressDisplay(plain)
+    display = _ProgressDisplay(plain, clock=lambda: next(ticks))
     display.start(1, 4, run)
     display.update(sim, 2, 4, Results(simulations=[sim, sim]))
     display.close()
     assert plain.getvalue().splitlines() == [
         "resuming: 1/4 simulations already done; pass 1/1 (100%)",
-        "[2/4] task 3 trial 0: reward 1 (x); pass 2/2 (100%)",
+        "[2/4] task 3 trial 0: reward 1 (x); pass 2/2 (100%); 4.0 s/sim, ETA 00:08",
     ]
+
+
+def test_progress_of_a_large_run_in_a_log_is_a_line_every_ten_seconds():
+    from airline_gym.cli.eval_progress import LINE_EVERY_S
+
+    now = [0.0]
+    plain = io.StringIO()
+    display = _ProgressDisplay(plain, clock=lambda: now[0])
+    display.start(0, 2000, Results())
+    sims = []
+    for done in range(1, 2001):
+        now[0] = done * 0.1  # 10 simulations a second
+        sim = {"task_id": f"g0_{done}", "trial": 0, "reward_info": {"reward": float(done % 2)}}
+        sims.append(sim)
+        display.update({**sim, "termination_reason": "user_stop"}, done, 2000, Results())
+    lines = plain.getvalue().splitlines()
+    assert len(lines) == 200 / LINE_EVERY_S  # 200 s of work: one line per 10 s, the last at the end
+    assert lines[0] == "[100/2000] pass 50/100 (50%); 10.00 sim/s, ETA 03:10"
+    assert lines[-1] == "[2000/2000] pass 1000/2000 (50%); 10.00 sim/s, ETA 00:00"
 
 
 class BlockingOnly:

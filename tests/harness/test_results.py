@@ -279,6 +279,19 @@ def test_plot_writes_a_png(tmp_path):
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.parametrize(
+    ("curve", "limits"), [({1: 0.4}, (0.5, 1.5)), ({1: 1, 2: 1, 3: 1}, (0.5, 3.5))]
+)
+def test_the_k_axis_is_whole_numbers_around_the_points(tmp_path, curve, limits):
+    """One trial: one point at k = 1 in the middle of the axis, not on 0.945-1.05."""
+    import_optional("matplotlib")
+    figure = plot_pass_hat_k({"run": curve}, tmp_path / "p.png")
+    axes = figure.axes[0]
+    assert axes.get_xlim() == limits
+    ticks = [t for t in axes.get_xticks() if limits[0] <= t <= limits[1]]
+    assert ticks == list(range(1, len(curve) + 1))
+
+
 def test_recorded_tau2_file_loads_and_summarizes():
     here = Path(__file__).resolve()
     shared = next((p / "shared" for p in here.parents if (p / "shared").is_dir()), here)

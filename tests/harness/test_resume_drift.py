@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from cli_runner import cli, one_line_error
 
 from airline_gym.cli.main import main
 from airline_gym.harness.results import Results
@@ -53,3 +55,54 @@ def test_resume_with_other_sampling_settings_is_refused(
             == 0
         )
     assert sorted(s["trial"] for s in Results.load(out).simulations) == [0, 1]
+
+
+def _tasks_file(path: Path, sources: list[int]) -> None:
+    """A tasks file with ids 0, 1, 2 whose content is tau2's tasks ``sources``."""
+    from airline_gym.domain.tasks import load_task_set
+
+    tau2 = load_task_set("tau2")
+    path.write_text(
+        json.dumps([{**tau2[s].raw, "id": str(i)} for i, s in enumerate(sources)]),
+        encoding="utf-8",
+    )
+
+
+def test_resume_on_a_regenerated_tasks_file_is_refused(tmp_path: Path) -> None:
+    """The tasks file was written again under the same name with the same ids but other tasks:
+    resuming would mix two task sets in one results file (issue 35, 17)."""
+    tasks, out = tmp_path / "T.json", tmp_path / "run.json"
+    _tasks_file(tasks, [0, 1, 2])
+    args = ("eval", "--agent", "noop", "--tasks", tasks, "--task-ids", "0,1,2", "--out", out)
+    first = cli(*args)
+    assert first.returncode == 0, first.stderr
+    assert len(Results.load(out).info["tasks_sha256"]) == 64
+    before = out.read_bytes()
+    _tasks_file(tasks, [3, 1, 4])  # the same ids; tasks 0 and 2 are other tasks now
+    line = one_line_error(cli(*args, "--trials", "2", "--resume"))
+    assert line.startswith(f"airline-gym eval: error: cannot resume {out}: the tasks in {tasks}")
+    assert "2 of the run's 3 tasks differ (0, 2)" in line
+    assert out.read_bytes() == before  # nothing ran, nothing was replaced
+    assert not out.with_name("run.json.journal").exists()
+    _tasks_file(tasks, [0, 1, 2])  # the tasks it was run on: it resumes
+    done = cli(*args, "--trials", "2", "--resume")
+    assert done.returncode == 0, done.stderr
+    assert len(Results.load(out).simulations) == 6
+
+
+def test_resume_of_a_file_without_the_tasks_hash_compares_the_embedded_tasks(
+    tmp_path: Path,
+) -> None:
+    """A run written before the hash was recorded is checked against the tasks it embeds."""
+    tasks, out = tmp_path / "T.json", tmp_path / "run.json"
+    _tasks_file(tasks, [0, 1, 2])
+    args = ("eval", "--agent", "noop", "--tasks", tasks, "--task-ids", "0,1", "--out", out)
+    assert cli(*args).returncode == 0
+    data = json.loads(out.read_text(encoding="utf-8"))
+    data["info"].pop("tasks_sha256", None)  # as a run written before it was recorded
+    out.write_text(json.dumps(data), encoding="utf-8")
+    _tasks_file(tasks, [0, 5, 2])
+    line = one_line_error(cli(*args, "--trials", "2", "--resume"))
+    assert "1 of the run's 2 tasks differ (1)" in line
+    _tasks_file(tasks, [0, 1, 7])  # a task the run did not play changed: nothing is mixed
+    assert cli(*args, "--trials", "2", "--resume").returncode == 0

@@ -102,7 +102,9 @@ def test_ctrl_c_abandons_episodes_stuck_on_a_model_within_the_grace_period(tmp_p
 
 
 def test_ctrl_c_while_starting_up_prints_no_traceback(tmp_path: Path) -> None:
-    proc = _start("-vv", "eval", "--agent", "noop", "--out", str(tmp_path / "r.json"))
+    # 5,000 simulations: the run cannot end before the interrupt arrives, even on a loaded machine
+    args = ("eval", "--agent", "noop", "--trials", "100", "--out", str(tmp_path / "r.json"))
+    proc = _start("-vv", *args)
     assert proc.stderr is not None
     line = proc.stderr.readline()
     while line and not line.startswith("DEBUG "):  # the first log line: main() loads the run

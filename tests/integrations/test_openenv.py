@@ -264,3 +264,28 @@ def test_a_bad_benchmark_is_refused_as_the_env_refuses_it(capsys):
     said = capsys.readouterr().err
     assert exited.value.code == 2 and said.count("\n") == 1
     assert "argument --benchmark: invalid choice: 'tau4'" in said
+
+
+def test_the_served_protocol_is_the_serve_commands(tau2_tasks):
+    """``airline-gym serve --protocol tool-reply``: every session's env plays TRL's protocol (its
+    tools, the customer through respond_to_user); the gold episode still scores 1."""
+    from airline_gym.cli.main import build_parser
+    from airline_gym.integrations.openenv import AirlineAction
+
+    args = build_parser().parse_args(["serve", "--protocol", "tool-reply"])
+    kwargs = serve.env_kwargs(args)
+    assert kwargs["protocol"] == "tool-reply"
+    session = AirlineOpenEnv(**kwargs)
+    session.reset(task="17", seed=0)
+    names = [t["function"]["name"] for t in session.env.tools]
+    assert "respond_to_user" in names
+    said = {"name": "respond_to_user", "arguments": {"message": "How can I help?"}}
+    seen = session.step(AirlineAction(message=said))
+    assert [m["role"] for m in seen.messages] == ["tool"] and not seen.done
+    for action in tau2_tasks["17"].actions:
+        seen = session.step(
+            AirlineAction(message={"name": action.name, "arguments": action.arguments})
+        )
+    seen = session.step(AirlineAction(message={"name": "done", "arguments": {}}))
+    assert seen.done and seen.reward == 1.0
+    session.close()

@@ -258,3 +258,15 @@ def test_a_bad_benchmark_is_refused_before_any_actor(monkeypatch):
         with pytest.raises(ConfigError) as refused:
             ray_rollouts.collect([("7", 0)], **kwargs)
         assert str(refused.value) == said
+
+
+def test_the_workers_play_the_protocol_their_env_kwargs_name():
+    """``env_kwargs={"protocol": "tool-reply"}`` (TRL's): the gold agent reaches the customer
+    through respond_to_user and still scores 1; the rows carry that protocol's tools."""
+    kwargs = {**ENV_KWARGS, "protocol": "tool-reply"}
+    results = asyncio.run(ray_rollouts.RolloutWorker(kwargs, concurrency=1).run(JOBS[:2]))
+    assert [r.reward for r in results] == [1.0, 1.0]
+    for result in results:
+        assert "respond_to_user" in [t["function"]["name"] for t in result.tools]
+        texts = [m for m in result.messages[2:] if m["role"] == "assistant" and m.get("content")]
+        assert not texts  # after the greeting the agent only calls tools

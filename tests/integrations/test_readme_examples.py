@@ -38,5 +38,11 @@ def test_export_example_writes_the_trajectories(tmp_path, monkeypatch):
         ("17", 0, 1.0),
         ("18", 0, 1.0),
     ]
-    assert [r["messages"] for r in rows] == [r.messages for r in namespace["results"]]
+    from airline_gym.harness.export import normalize_messages
+
+    assert [r["messages"] for r in rows] == [
+        normalize_messages(r.messages) for r in namespace["results"]
+    ]
+    calls = [c for r in rows for m in r["messages"] for c in m.get("tool_calls") or []]
+    assert calls and all(isinstance(c["function"]["arguments"], dict) for c in calls)
     assert rows[0]["messages"][0]["role"] == "system" and rows[0]["tools"]

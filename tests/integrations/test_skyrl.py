@@ -199,3 +199,22 @@ def test_a_bad_benchmark_is_refused_as_the_env_refuses_it():
         with pytest.raises(ConfigError) as refused:
             call()
         assert str(refused.value) == said
+
+
+def test_the_tool_reply_protocol_reaches_the_customer_through_respond_to_user(tau2_tasks):
+    """``env_config.protocol: tool-reply`` (TRL's): the customer's replies are the results of
+    ``respond_to_user``; a reply without a tool call would end the episode."""
+    gold = [block(a.name, a.arguments) for a in tau2_tasks["17"].actions]
+    replies = [block("respond_to_user", {"message": "Sure, let me look."}), *gold, DONE]
+    env, row = make("17", seed=3, protocol="tool-reply")
+    history, outputs = play(env, row["prompt"], replies)
+    assert history[0]["content"].endswith("call the done tool.")  # the protocol's prompt
+    names = [t["function"]["name"] for t in env.init(row["prompt"])[1]["tools"]]
+    assert "respond_to_user" in names and "done" in names
+    first = outputs[0]["observations"]
+    assert [m["role"] for m in first] == ["tool"] and "change the cabin" in first[0]["content"]
+    assert outputs[-1]["done"] and outputs[-1]["reward"] == 1.0
+    text_only, row = make("17", seed=3, protocol="tool-reply")
+    _, ended = play(text_only, row["prompt"], ["Hello, how can I help?"])
+    assert ended[-1]["done"] and ended[-1]["reward"] == 0.0
+    assert text_only.get_metrics()["termination_reason"] == "no_tool_call"

@@ -20,6 +20,7 @@ from readme_examples import readme_example, run_example
 
 from airline_gym.env.airline_env import AirlineEnv
 from airline_gym.integrations.trl import (
+    PROTOCOL,
     RESPOND_TOOL,
     TRL_INSTRUCTIONS,
     AirlineToolEnv,
@@ -41,19 +42,24 @@ def tool_methods(env: AirlineToolEnv) -> dict:
     }
 
 
-def test_tools_are_the_env_tools_as_far_as_transformers_can_say_it():
+def test_what_trl_renders_is_the_protocols_tools_byte_for_byte():
+    """transformers' schema of each method, in TRL's (alphabetical) order, is the tool-reply
+    protocol's array exactly (what eval and warm-start send under it); each is the reference's
+    tool as far as transformers can say it, descriptions verbatim."""
     env = AirlineToolEnv(user="scripted")
     methods = tool_methods(env)
-    reference = {t["function"]["name"]: t for t in env.env.tools}
+    rendered = [trl_schema(method) for method in methods.values()]  # raises on a bad hint
+    assert json.dumps(rendered) == json.dumps(env.env.tools)  # key order included
+    assert env.env.protocol.name == "tool-reply" and PROTOCOL == "tool-reply"
+    reference = {t["function"]["name"]: t for t in AirlineEnv(user="scripted").tools}
     assert list(methods) == sorted([*reference, RESPOND_TOOL])
-    for name, method in methods.items():
-        schema = trl_schema(method)  # transformers' get_json_schema: raises on a bad hint
-        assert schema["function"]["name"] == name
+    for schema in rendered:
+        name = schema["function"]["name"]
+        assert "return" not in schema["function"]  # the reference's schemas have none
         if name == RESPOND_TOOL:
             assert schema["function"]["parameters"]["required"] == ["message"]
             continue
         assert schema_gaps(reference[name], schema) == [], name
-        assert "return" not in schema["function"]  # the reference's schemas have none
         ref_fn = reference[name]["function"]
         assert schema["function"]["description"] == ref_fn["description"]  # verbatim
         for arg, prop in ref_fn["parameters"]["properties"].items():
@@ -66,10 +72,18 @@ def test_tools_are_the_env_tools_as_far_as_transformers_can_say_it():
     assert "flight_number (string)" in flights["description"]
 
 
+def test_another_protocol_is_refused_in_one_line():
+    from airline_gym.errors import ConfigError
+
+    for build in (make_environment_factory, AirlineToolEnv):
+        with pytest.raises(ConfigError, match="TRL needs the 'tool-reply' protocol"):
+            build(user="scripted", protocol="gym")
+
+
 def test_schema_gaps_reports_a_real_difference():
     env = AirlineToolEnv(user="scripted")
     reference = copy.deepcopy(
-        next(t for t in env.env.tools if t["function"]["name"] == "calculate")
+        next(t for t in AirlineEnv(user="scripted").tools if t["function"]["name"] == "calculate")
     )
     reference["function"]["description"] += " Changed."
     assert schema_gaps(reference, trl_schema(env.calculate)) == [

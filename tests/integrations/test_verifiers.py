@@ -207,3 +207,26 @@ def test_a_bad_benchmark_is_refused_as_the_env_refuses_it(tau3):
         list(adapter.load_environment(benchmark="tau3", tasks="tau2", task_ids=["7"]).taskset)
     tau2 = adapter.load_environment(task_ids=["7"])  # the default: tau2
     assert [t.data.benchmark for t in tau2.taskset] == ["tau2"]
+
+
+def test_the_tool_reply_protocol_sends_its_tools_and_grades_the_episode(tau2_tasks):
+    """``task.protocol = "tool-reply"``: the model is offered respond_to_user (and the
+    protocol's system prompt), talks to the customer through it, and the grade is the env's."""
+    from airline_gym.domain.tool_reply import INSTRUCTIONS
+
+    calls = [
+        {"name": "respond_to_user", "arguments": {"message": "Let me look into it."}},
+        *[{"name": a.name, "arguments": a.arguments} for a in tau2_tasks["17"].actions],
+        DONE_CALL,
+    ]
+    with OpenAIServer([Reply(tool_calls=[call]) for call in calls]) as model:
+        env = adapter.load_environment(task_ids=["17"], task={"protocol": "tool-reply"})
+        (episode,) = play(env, model.base_url, rollouts=1)
+    first = model.requests[0]
+    assert first["messages"][0]["content"].endswith(INSTRUCTIONS)
+    assert "respond_to_user" in [t["function"]["name"] for t in first["tools"]]
+    second = model.requests[1]["messages"]
+    assert second[-1]["role"] == "tool" and "cabin" in second[-1]["content"]  # the reply
+    trace = episode.traces[0]
+    assert trace.ok and trace.reward == 1.0
+    assert trace.info["airline"]["termination_reason"] == "agent_stop"

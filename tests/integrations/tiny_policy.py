@@ -1,9 +1,9 @@
 """A tiny, randomly initialised Qwen3 policy built locally (no hub download), for TRL tests.
 
-The tokenizer is a byte-level BPE trained here on the texts the policy will read, with Qwen3's
-special tokens, and TRL's own copy of the Qwen3 chat template (so TRL recognises it and parses
-tool calls). The model is ``Qwen3ForCausalLM`` from a small config; its ``generate`` adds a
-logits processor that forces a *script*: the k-th assistant turn of a rollout playing ``script``
+The tokenizer and the model's config are the package's (:mod:`airline_gym.testing.tiny_model`:
+a byte-level BPE trained on the texts the policy will read, with Qwen3's special tokens and TRL's
+own Qwen3 chat template). Here the model's ``generate`` adds a logits processor that forces a
+*script*: the k-th assistant turn of a rollout playing ``script``
 (k = tool results seen so far) emits ``script[k]`` then ``<|im_end|>``. That makes the random
 model call real tools deterministically, while TRL's own generation, parsing, tool loop, loss
 and optimiser step run unchanged.
@@ -11,66 +11,19 @@ and optimiser step run unchanged.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import (
     LogitsProcessor,
     LogitsProcessorList,
     PreTrainedTokenizerFast,
-    Qwen3Config,
     Qwen3ForCausalLM,
 )
 
-SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-ADDED = [
-    "<tool_call>",
-    "</tool_call>",
-    "<tool_response>",
-    "</tool_response>",
-    "<think>",
-    "</think>",
-]
+from airline_gym.testing.tiny_model import build_tokenizer, tiny_qwen3, tool_call_text
 
-
-def qwen3_template() -> str:
-    """TRL's packaged Qwen3 chat template (renders tools; TRL knows how to parse its replies)."""
-    import trl
-
-    return (Path(trl.__file__).parent / "chat_templates" / "qwen3.jinja").read_text()
-
-
-def tool_call_text(name: str, arguments: dict[str, Any]) -> str:
-    """One tool call exactly as the Qwen3 template renders it."""
-    payload = json.dumps(arguments)
-    return f'<tool_call>\n{{"name": "{name}", "arguments": {payload}}}\n</tool_call>'
-
-
-def build_tokenizer(corpus: list[str], vocab_size: int = 6000) -> PreTrainedTokenizerFast:
-    """A byte-level BPE trained on ``corpus`` with Qwen3's special tokens and chat template."""
-    tok = Tokenizer(models.BPE())
-    # no word splitting: merges may span words, so the long system prompt takes few tokens
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=SPECIAL,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train_from_iterator(corpus, trainer)
-    tok.add_tokens(ADDED)
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        padding_side="left",
-    )
-    fast.chat_template = qwen3_template()
-    return fast
+__all__ = ["ScriptedQwen3", "build_policy", "build_tokenizer", "tool_call_text"]
 
 
 def _contains(row: list[int], part: list[int]) -> bool:
@@ -130,22 +83,9 @@ def build_policy(
 
     The first turns of the scripts must differ (they tell a rollout's script apart).
     """
-    torch.manual_seed(seed)
-    config = Qwen3Config(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        head_dim=16,
-        max_position_embeddings=32768,
-        pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        bos_token_id=None,
-        tie_word_embeddings=True,
-    )
-    model = ScriptedQwen3(config)
+    weights = tiny_qwen3(tokenizer, seed=seed)
+    model = ScriptedQwen3(weights.config)
+    model.load_state_dict(weights.state_dict())
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.scripts = [

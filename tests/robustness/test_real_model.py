@@ -203,3 +203,24 @@ def _tau2_reads(path: Path, count: int) -> None:
     """tau2-bench's own Results model reads the file, when the reference is installed."""
     read = tau2_reads_results(path)
     assert read is None or read[0] == count
+
+
+def test_the_server_command_serves_on_the_port_given() -> None:
+    """``python -m airline_gym.testing.llama_server --port P`` listens on P (0: a free one)."""
+    import socket
+
+    _require_packages()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = [sys.executable, "-m", "airline_gym.testing.llama_server", "--port", str(port)]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # printed once the model answers /health
+        assert f"at http://127.0.0.1:{port}/v1 " in line, line
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+        if proc.stdout is not None:
+            proc.stdout.close()

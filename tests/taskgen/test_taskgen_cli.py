@@ -91,16 +91,36 @@ def test_same_seed_gives_a_byte_identical_file(tmp_path: Path) -> None:
     assert outs[0].endswith(b"]\n") and len(json.loads(outs[0])) == 30
 
 
-def test_a_file_too_large_for_the_other_commands_is_said(
+def test_a_file_the_other_commands_could_not_read_is_never_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Tasks files are read up to 64 MiB (``$AIRLINE_GYM_MAX_FILE_MB``): a larger --n is refused
+    at once when even the smallest tasks cannot fit, as soon as the tasks made so far show it
+    will not, or at the task that would pass the limit; --out is left as it was, and no temp
+    file stays beside it. (Before: --n 1000000 ran for minutes toward a 4.5 GB file.)"""
     from airline_gym.cli import generate as command
     from airline_gym.cli.main import main
 
     monkeypatch.delenv("AIRLINE_GYM_MAX_FILE_MB", raising=False)
-    monkeypatch.setattr(command, "TASKS_MAX_BYTES", 10_000)
-    assert main(["generate", "--n", "5", "--out", str(tmp_path / "t.json")]) == 0
-    assert "over the 0 MiB a tasks file may have elsewhere" in capsys.readouterr().err
-    monkeypatch.setattr(command, "TASKS_MAX_BYTES", 10**9)
-    assert main(["generate", "--n", "5", "--out", str(tmp_path / "t.json")]) == 0
-    assert "note:" not in capsys.readouterr().err
+    out = tmp_path / "t.json"
+    out.write_text("earlier\n", encoding="utf-8")
+    monkeypatch.setattr(command, "TASKS_MAX_BYTES", 64 << 10)  # 32 tasks of 2 KiB at most
+    refusals = {
+        "1000000": "--n 1,000,000 cannot fit (a task takes at least 2 KiB: 32 at most",
+        "30": "--n 30 would make about ",
+        "31": "--n 31 would make about ",
+    }
+    for n, says in refusals.items():
+        assert main(["generate", "--n", n, "--out", str(out)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert says in err and "over the 64 KiB a tasks file may have" in err, err
+    monkeypatch.setattr(command, "TASKS_MAX_BYTES", 2048)  # one task may fit: none does
+    assert main(["generate", "--n", "1", "--out", str(out)]) == 2
+    assert "--n 1 stopped at task 1: 0 fit" in capsys.readouterr().err
+    assert out.read_text(encoding="utf-8") == "earlier\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json"]
+    monkeypatch.setattr(command, "TASKS_MAX_BYTES", 64 << 10)
+    assert main(["generate", "--n", "10", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "generated 1 of 10 (" in err and "generated 10 of 10 (" in err  # progress
+    assert out.stat().st_size <= 64 << 10 and len(json.loads(out.read_text())) == 10

@@ -18,7 +18,7 @@ from collections.abc import Generator
 from dataclasses import replace
 from typing import Any
 
-from airline_gym.agents.base import DONE, Action, text_message
+from airline_gym.agents.base import DONE, Action, text_message, tool_call_message
 from airline_gym.agents.policy.lookups import decide, missing_reads, resolve, wanted
 from airline_gym.agents.policy.reading import (
     USER_ID_RE,
@@ -38,8 +38,9 @@ from airline_gym.agents.policy.speech import (
 from airline_gym.agents.policy.world import SeenWorld
 from airline_gym.domain.decisions import Call, Decision
 from airline_gym.domain.intents import Request
+from airline_gym.domain.tool_reply import RESPOND_TOOL
 from airline_gym.env.actions import DONE_TOOL
-from airline_gym.env.protocols import GYM
+from airline_gym.env.protocols import PROTOCOLS, get_protocol
 
 __all__ = ["CLOSING", "PolicyAgent", "Script"]
 
@@ -49,16 +50,18 @@ TRANSFER_TOOL = "transfer_to_human_agents"
 _MAX_ROUNDS = 6  # lookup rounds for one decision
 
 
-def _offers_done(info: dict[str, Any]) -> bool:
-    """Whether the env offers ``done`` (the ``gym`` protocol; read from ``info["protocol"]``,
-    which costs nothing, before the tool list, whose schemas are copied when read)."""
+def _offers(info: dict[str, Any], tool: str, default: bool) -> bool:
+    """Whether the env offers ``tool`` (``done``: the ``gym`` and ``tool-reply`` protocols;
+    ``respond_to_user``: ``tool-reply``), read from ``info["protocol"]``, which costs nothing,
+    before the tool list, whose schemas are copied when read."""
     protocol = info.get("protocol") if isinstance(info, dict) else None
-    if isinstance(protocol, str):
-        return protocol == GYM
+    if isinstance(protocol, str) and protocol in PROTOCOLS:
+        named = get_protocol(protocol)
+        return named.offers_done if tool == DONE_TOOL else named.reply_tool
     tools = info.get("tools") if isinstance(info, dict) else None
     if not isinstance(tools, list):
-        return True
-    return any((t.get("function") or {}).get("name") == DONE_TOOL for t in tools)
+        return default
+    return any((t.get("function") or {}).get("name") == tool for t in tools)
 
 
 class PolicyAgent:
@@ -86,7 +89,10 @@ class PolicyAgent:
         self._pending: dict[str, tuple[str, dict[str, Any]]] = {}
         self._results: dict[str, Any] = {}
         self._calls = 0
-        self._end: Action = DONE if _offers_done(info) else text_message(CLOSING)
+        self._end: Action = DONE if _offers(info, DONE_TOOL, True) else text_message(CLOSING)
+        #: Under ``tool-reply`` the customer is reached through ``respond_to_user`` calls, whose
+        #: results are its replies.
+        self._through_tool = _offers(info, RESPOND_TOOL, False)
         self._script: Script = self.conversation()
 
     def act(self, observation: list[dict[str, Any]], info: dict[str, Any]) -> Action:
@@ -106,7 +112,9 @@ class PolicyAgent:
                 self.heard = str(message.get("content") or "")
             elif role == "tool":
                 name, args = self._pending.pop(str(message.get("tool_call_id")), ("", {}))
-                if name:
+                if name == RESPOND_TOOL:
+                    self.heard = str(message.get("content") or "")
+                elif name:
                     content = str(message.get("content") or "")
                     self._results[name] = self.world.ingest(name, args, content)
 
@@ -115,7 +123,13 @@ class PolicyAgent:
     def say(self, text: str) -> Script:
         """Say ``text`` to the customer; the customer's reply."""
         self.heard = ""
-        yield text_message(text)
+        if self._through_tool:
+            self._calls += 1
+            call_id = f"call_{self._calls}"
+            self._pending[call_id] = (RESPOND_TOOL, {})
+            yield tool_call_message(RESPOND_TOOL, {"message": text}, call_id)
+        else:
+            yield text_message(text)
         return self.heard
 
     def call(self, calls: list[Call], content: str | None = None) -> Script:

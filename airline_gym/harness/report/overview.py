@@ -59,6 +59,9 @@ def describe_run(results: Results) -> list[tuple[str, str]]:
     """(label, value) rows: agent, customer, protocol, reward basis, task set and the rest."""
     info = results.info
     protocol = info.get("protocol")
+    if protocol:
+        comparable = info.get("leaderboard_comparable", protocol == "leaderboard") is True
+        protocol = f"{protocol} ({'' if comparable else 'not '}comparable with the leaderboard)"
     rows = [
         ("agent", _who(info.get("agent_info"))),
         ("customer", _who(info.get("user_info"))),

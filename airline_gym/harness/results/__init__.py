@@ -36,7 +36,6 @@ from airline_gym.harness.results.io import (
 )
 from airline_gym.harness.results.metrics import (
     disagreeing_tasks,
-    format_summary,
     is_success,
     pass_hat_k,
     pass_hat_k_intervals,
@@ -47,6 +46,7 @@ from airline_gym.harness.results.metrics import (
     task_successes,
 )
 from airline_gym.harness.results.plot import plot_pass_hat_k
+from airline_gym.harness.results.summary_text import format_summary
 from airline_gym.harness.results.tau2 import (
     RAW_ARGUMENTS,
     reward_info,

@@ -7,25 +7,25 @@ that names the file and the field.
 
 Text is written as UTF-8; a lone surrogate (possible in model output) is written as its JSON
 escape (``\\ud83d``), which reads back as the same character, so saving never fails on it.
-Every write goes to a temp file in the same folder that is then renamed over the target, so a
-crash never leaves a partial file and never loses the previous content.
+Every write goes through :class:`~airline_gym.data.output.OutputFile`: a temp file in the same
+folder that is then renamed over the target, so a crash never leaves a partial file and never
+loses the previous content, and a device or fifo is never written.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import os
 import re
-import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from airline_gym.data.limits import RESULTS_MAX_BYTES, read_limited
+from airline_gym.data.output import OutputFile
 from airline_gym.domain.task_checks import check_task
 from airline_gym.domain.validation import json_type
 from airline_gym.errors import ConfigError, MissingFileError
@@ -190,11 +190,17 @@ def _short(value: Any) -> str:
 # --- the file -------------------------------------------------------------------------------
 @dataclass
 class Results:
-    """One results file: ``info``, ``tasks`` (raw task records) and ``simulations`` (dicts)."""
+    """One results file: ``info``, ``tasks`` (raw task records) and ``simulations`` (dicts).
+
+    ``simulations`` is a list, or, for what ``evaluate(out=...)`` returns, a read-only sequence
+    that reads each simulation from the results file when it is used
+    (:class:`~airline_gym.harness.results.saved.SavedSimulations`): memory stays flat in the
+    size of the run.
+    """
 
     info: JSONObject = field(default_factory=dict)
     tasks: list[JSONObject] = field(default_factory=list)
-    simulations: list[JSONObject] = field(default_factory=list)
+    simulations: Sequence[JSONObject] = field(default_factory=list)
     timestamp: str = field(default_factory=now)
 
     @classmethod
@@ -229,8 +235,8 @@ class Results:
         return cls.from_data(read_json(path), str(path), need_messages)
 
     def to_dict(self) -> JSONObject:
-        """The file's JSON object."""
-        return {key: getattr(self, key) for key in ("timestamp", "info", "tasks", "simulations")}
+        """The file's JSON object (every simulation in a list)."""
+        return {**self.header(), "simulations": list(self.simulations)}
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write atomically (temp file, then rename): a crash never leaves a partial file."""
@@ -267,26 +273,11 @@ def write_atomic(
 
 
 def write_lines_atomic(path: str | os.PathLike[str], chunks: Iterable[str]) -> None:
-    """Write text to a temp file beside ``path``, then rename it over ``path``.
+    """Write text to a temp file beside ``path``, then rename it over ``path``
+    (:class:`~airline_gym.data.output.OutputFile`, without its lock: a caller that needs one,
+    such as ``eval``'s run file, holds it).
 
     If anything fails (even midway through ``chunks``), ``path`` keeps its previous content.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it private; give it a normal file's mode
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for chunk in chunks:
-                f.write(chunk)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-@functools.cache
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+    with OutputFile(path, what="file", lock=False, make_folder=True) as out:
+        out.write_all(chunks)

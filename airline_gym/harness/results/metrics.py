@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from airline_gym.domain.grading import INFRASTRUCTURE_ERROR
+from airline_gym.harness.results.breakdown import breakdown
+from airline_gym.harness.results.figures import (
+    RunFigures,
+    add_tally,
+    counted,
+    is_success,
+    judge_error_of,
+    sim_reward,
+)
 from airline_gym.harness.results.intervals import (
     DEFAULT_BOOTSTRAP,
     Bootstrap,
@@ -15,11 +23,11 @@ from airline_gym.harness.results.intervals import (
     task_pass_hat_k,
 )
 from airline_gym.harness.results.io import JSONObject, Results
+from airline_gym.numbers import whole_number
 
 __all__ = [
     "counted",
     "disagreeing_tasks",
-    "format_summary",
     "info_of",
     "is_success",
     "judge_error_of",
@@ -32,20 +40,33 @@ __all__ = [
     "task_successes",
 ]
 
-_AGENT = "assistant"
+_DIGITS = re.compile(r"([0-9]+)")
 
 
-def is_success(reward: Any) -> bool:
-    """tau2's success test: the reward is 1 (within 1e-6); a missing reward is a failure."""
-    return isinstance(reward, int | float) and (1 - 1e-6) <= reward <= (1 + 1e-6)
+def task_sort_key(task_id: str) -> tuple[tuple[int, int, str], ...]:
+    """Natural order: runs of ASCII digits compare as numbers (``g0_2`` before ``g0_10``), so
+    numeric ids come in numeric order, before the others; a run of more than 4,000 digits
+    compares as text (``int`` refuses such a run).
+
+    >>> sorted(["g0_10", "g0_2", "10", "9", "g1_0"], key=task_sort_key)
+    ['9', '10', 'g0_2', 'g0_10', 'g1_0']
+    """
+    parts = [(part, whole_number(part, 4000)) for part in _DIGITS.split(task_id)]
+    return tuple((1, 0, part) if number is None else (0, number, "") for part, number in parts)
 
 
-def task_sort_key(task_id: str) -> tuple[int, int, str]:
-    """Numeric ids in numeric order, then the others alphabetically."""
-    return (0, int(task_id), "") if task_id.isdigit() else (1, 0, task_id)
+def _tasks(results: Any) -> list[Any]:
+    """The tasks a results file embeds (none for bare simulations)."""
+    if isinstance(results, Results):
+        return results.tasks
+    if isinstance(results, Mapping):
+        return list(results.get("tasks") or [])
+    return []
 
 
-def _simulations(results: Results | Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> list[Any]:
+def _simulations(
+    results: Results | Mapping[str, Any] | Iterable[Mapping[str, Any]],
+) -> Sequence[Any]:
     if isinstance(results, Results):
         return results.simulations
     if isinstance(results, Mapping):
@@ -64,30 +85,6 @@ def info_of(results: Any) -> Mapping[str, Any]:
 def _num_trials(results: Any) -> int | None:
     value = info_of(results).get("num_trials")
     return value if isinstance(value, int) and value > 0 else None
-
-
-def sim_reward(sim: Mapping[str, Any]) -> float:
-    """A simulation's recorded reward (0 when it has none)."""
-    info = sim.get("reward_info")
-    reward = info.get("reward") if isinstance(info, Mapping) else None
-    return float(reward) if isinstance(reward, int | float) else 0.0
-
-
-def judge_error_of(sim: Mapping[str, Any]) -> str | None:
-    """Why the NL judge gave no verdict on ``sim``, as recorded (``reward_info.info.nl.error``,
-    our judge's failure after its attempts); ``None`` when it gave one or was not asked. Such a
-    reward of 0 is no grade."""
-    info = sim.get("reward_info")
-    details = info.get("info") if isinstance(info, Mapping) else None
-    nl = details.get("nl") if isinstance(details, Mapping) else None
-    error = nl.get("error") if isinstance(nl, Mapping) else None
-    return " ".join(str(error).split())[:500] or None if error else None
-
-
-def counted(sim: Mapping[str, Any], failures_as_zero: bool = False) -> bool:
-    """Whether a simulation enters the metrics: an ``infrastructure_error`` (tau3: it failed on
-    every attempt) is left out, as tau3 does, unless failures count as 0."""
-    return failures_as_zero or sim.get("termination_reason") != INFRASTRUCTURE_ERROR
 
 
 def task_outcomes(results: Any, count_failures_as_zero: bool = False) -> dict[str, list[float]]:
@@ -110,30 +107,45 @@ def pass_hat_k(results: Any, count_failures_as_zero: bool = False) -> dict[int, 
     ``infrastructure_error`` simulations are left out (tau3's rule) unless
     ``count_failures_as_zero``, which counts them as failures.
     """
-    outcomes = task_outcomes(results, count_failures_as_zero)
-    if not outcomes:
+    tallies = _tallies(_simulations(results), count_failures_as_zero)
+    return _pass_hat_k_of(tallies, _num_trials(results))
+
+
+def _tallies(sims: Iterable[Mapping[str, Any]], failures_as_zero: bool) -> dict[str, list[int]]:
+    """Task id -> [successes, simulations] of the counted simulations, tasks in order of first
+    appearance: all pass^k needs, in one pass over ``sims``."""
+    out: dict[str, list[int]] = {}
+    for sim in sims:
+        add_tally(out, sim, failures_as_zero)
+    return out
+
+
+def _pass_hat_k_of(
+    tallies: Mapping[str, Sequence[int]], num_trials: int | None
+) -> dict[int, float]:
+    """:func:`pass_hat_k` from :func:`_tallies` (each k costs one term per task)."""
+    if not tallies:
         return {}
-    max_k = _num_trials(results) or max(len(r) for r in outcomes.values())
-    max_k = min(max_k, min(len(r) for r in outcomes.values()))
+    max_k = num_trials or max(n for _, n in tallies.values())
+    max_k = min(max_k, min(n for _, n in tallies.values()))
     out = {}
     for k in range(1, max_k + 1):
-        values = [
-            math.comb(sum(map(is_success, rewards)), k) / math.comb(len(rewards), k)
-            for rewards in outcomes.values()
-        ]
+        values = [math.comb(c, k) / math.comb(n, k) for c, n in tallies.values()]
         out[k] = sum(values) / len(values)
     return out
+
+
+def _in_task_order(tallies: Mapping[str, Sequence[int]]) -> dict[str, tuple[int, int]]:
+    return {
+        task: (tallies[task][0], tallies[task][1]) for task in sorted(tallies, key=task_sort_key)
+    }
 
 
 def task_successes(
     results: Any, count_failures_as_zero: bool = False
 ) -> dict[str, tuple[int, int]]:
     """Task id -> (successes, simulations), tasks in :func:`task_sort_key` order."""
-    outcomes = task_outcomes(results, count_failures_as_zero)
-    return {
-        task: (sum(map(is_success, outcomes[task])), len(outcomes[task]))
-        for task in sorted(outcomes, key=task_sort_key)
-    }
+    return _in_task_order(_tallies(_simulations(results), count_failures_as_zero))
 
 
 def disagreeing_tasks(results: Any, count_failures_as_zero: bool = False) -> list[str]:
@@ -159,31 +171,17 @@ def pass_hat_k_intervals(
     >>> pass_hat_k_intervals(run)
     {1: Interval(estimate=0.75, low=0.25, high=1.0)}
     """
-    tallies = task_successes(results, count_failures_as_zero)
+    tallies = _tallies(_simulations(results), count_failures_as_zero)
+    return _intervals_of(tallies, _pass_hat_k_of(tallies, _num_trials(results)), bootstrap)
+
+
+def _intervals_of(
+    tallies: Mapping[str, Sequence[int]], estimates: Mapping[int, float], bootstrap: Bootstrap
+) -> dict[int, Interval]:
+    ordered = _in_task_order(tallies).values()
     return {
-        k: bootstrap.interval([task_pass_hat_k(c, n, k) for c, n in tallies.values()])
-        for k in pass_hat_k(results, count_failures_as_zero)
+        k: bootstrap.interval([task_pass_hat_k(c, n, k) for c, n in ordered]) for k in estimates
     }
-
-
-def _count_steps(messages: Sequence[Mapping[str, Any]]) -> int:
-    """Steps as the reference counts them: agent and user messages, one per tool batch; the
-    greeting is not a step."""
-    steps, in_tools = 0, False
-    for index, message in enumerate(messages):
-        role = message.get("role")
-        if role == "tool":
-            steps += not in_tools
-            in_tools = True
-            continue
-        in_tools = False
-        if role in ("assistant", "user") and not (index == 0 and role == "assistant"):
-            steps += 1
-    return steps
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def mean(values: Sequence[float]) -> float | None:
@@ -191,175 +189,66 @@ def mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _total(values: Iterable[Any]) -> float | None:
-    numbers = [v for v in values if isinstance(v, int | float)]
-    return sum(numbers) if numbers else None
-
-
 def summarize(results: Any, count_failures_as_zero: bool = False) -> JSONObject:
     """The figures of a run: pass^k, mean reward, terminations, errors, steps, cost, tokens.
 
     ``infrastructure_errors`` counts the simulations that failed on every attempt (tau3);
     ``failures`` says the rule applied to them: ``"left out"`` of pass^k and the mean reward
-    (default, as tau3) or ``"counted as 0"``.
+    (default, as tau3) or ``"counted as 0"``. One pass over the simulations, holding none of
+    them (a run's simulations may be read from its file as they come).
     """
-    sims = _simulations(results)
-    outcomes = task_outcomes(sims, count_failures_as_zero)
-    failed = [s for s in sims if not counted(s)]
-    tool_errors = [
-        sum(1 for m in s.get("messages") or [] if m.get("role") == "tool" and m.get("error"))
-        for s in sims
-    ]
-    steps = [_count_steps(s.get("messages") or []) for s in sims]
-    tokens: Counter[str] = Counter()
-    for sim in sims:
-        for message in sim.get("messages") or []:
-            usage = message.get("usage") if message.get("role") == _AGENT else None
-            for key, value in (usage or {}).items():
-                if key in ("prompt_tokens", "completion_tokens") and isinstance(value, int):
-                    tokens[key] += value
-    errors = []
-    for sim in sims:
-        info = (sim.get("reward_info") or {}).get("info") or {}
-        if not isinstance(info, Mapping) or not info.get("error"):
-            info = sim.get("info") or {}  # an infrastructure_error's cause
-        if isinstance(info, Mapping) and info.get("error"):
-            errors.append(f"task {sim['task_id']} trial {sim.get('trial')}: {info['error']}")
-    agent_cost = _total(s.get("agent_cost") for s in sims)
+    figures = RunFigures(count_failures_as_zero)
+    for sim in _simulations(results):
+        figures.add(sim)
+    tallies = figures.tallies
+    estimates = _pass_hat_k_of(tallies, _num_trials(results))
+    successes = _in_task_order(tallies)
     cache = info_of(results).get("user_cache")
-    rewards = [sim_reward(s) for s in sims if counted(s, count_failures_as_zero)]
-    zero = count_failures_as_zero
+    count = figures.simulations
     return {
-        "simulations": len(sims),
-        "tasks": len(outcomes),
-        "trials": max((len(r) for r in outcomes.values()), default=0),
-        "pass_hat_k": pass_hat_k(results, zero),
+        "simulations": count,
+        "tasks": len(tallies),
+        "trials": max((n for _, n in tallies.values()), default=0),
+        "pass_hat_k": estimates,
         "pass_hat_k_interval": {
             k: {"low": v.low, "high": v.high}
-            for k, v in pass_hat_k_intervals(results, count_failures_as_zero=zero).items()
+            for k, v in _intervals_of(tallies, estimates, DEFAULT_BOOTSTRAP).items()
         },
         "task_successes": {
-            task: {"successes": c, "trials": n}
-            for task, (c, n) in task_successes(sims, zero).items()
+            task: {"successes": c, "trials": n} for task, (c, n) in successes.items()
         },
-        "disagreeing_tasks": disagreeing_tasks(sims, zero),
+        "disagreeing_tasks": [task for task, (c, n) in successes.items() if 0 < c < n],
+        "breakdown": breakdown(_tasks(results), successes),
         "user_cache": dict(cache) if isinstance(cache, Mapping) else None,
-        "successes": sum(map(is_success, rewards)),
-        "mean_reward": mean(rewards),
-        "terminations": dict(Counter(str(s.get("termination_reason")) for s in sims)),
-        "tool_errors_per_episode": mean(tool_errors),
-        "steps_per_episode": mean(steps),
-        "max_steps_seen": max(steps, default=0),
-        "agent_cost": agent_cost,
-        "agent_cost_per_episode": None if agent_cost is None else agent_cost / len(sims),
-        "user_cost": _total(s.get("user_cost") for s in sims),
-        "agent_tokens": dict(tokens) or None,
-        "duration_per_episode": mean(
-            [float(s["duration"]) for s in sims if _is_number(s.get("duration"))]
-        ),
-        "errors": errors,
+        "successes": figures.successes,
+        "mean_reward": figures.reward_sum / figures.rewards if figures.rewards else None,
+        "terminations": dict(figures.terminations),
+        "tool_errors_per_episode": figures.tool_errors / count if count else None,
+        "steps_per_episode": figures.steps / count if count else None,
+        "max_steps_seen": figures.max_steps,
+        "agent_cost": figures.agent_cost,
+        "agent_cost_per_episode": None
+        if figures.agent_cost is None
+        else figures.agent_cost / count,
+        "user_cost": figures.user_cost,
+        "agent_tokens": dict(figures.tokens) or None,
+        "duration_per_episode": figures.duration_sum / figures.durations
+        if figures.durations
+        else None,
+        "errors": figures.errors,
         "benchmark": info_of(results).get("benchmark", "tau2"),
-        "infrastructure_errors": len(failed),
-        "judge_failures": sum(judge_error_of(s) is not None for s in sims),
+        **_protocol(info_of(results)),
+        "infrastructure_errors": figures.left_out,
+        "judge_failures": figures.judge_failures,
         "failures": "counted as 0" if count_failures_as_zero else "left out",
     }
 
 
-def _left_out(summary: Mapping[str, Any]) -> int:
-    """How many simulations the mean reward left out (the uncounted infrastructure errors)."""
-    left_out = summary.get("failures") == "left out"
-    return int(summary.get("infrastructure_errors", 0)) if left_out else 0
-
-
-def _fmt(value: float | None, spec: str = ".3f") -> str:
-    return "-" if value is None else format(value, spec)
-
-
-def _wrapped(head: str, items: Sequence[str], width: int = 100, sep: str = " ") -> list[str]:
-    """``head`` then ``items`` separated by ``sep``, wrapped at ``width`` with an indent."""
-    lines, line, first = [], head, True
-    for item in items:
-        gap = " " if first else sep
-        if len(line) + len(gap) + len(item) > width and line.strip():
-            lines.append(line)
-            line, gap = "   ", " "
-        line += gap + item
-        first = False
-    return [*lines, line]
-
-
-def _noise_lines(summary: Mapping[str, Any]) -> list[str]:
-    """The pass^k intervals, per-task tallies and the tasks whose trials disagree."""
-    intervals = summary.get("pass_hat_k_interval") or {}
-    if not intervals:
-        return []
-    tallies = summary.get("task_successes") or {}
-    disagree = summary.get("disagreeing_tasks") or []
-    lines = _wrapped(
-        "95% interval (bootstrap over tasks):",
-        [f"k={k}: [{v['low']:.3f}, {v['high']:.3f}]" for k, v in intervals.items()],
-        sep="  ",
-    )
-    lines += _wrapped(
-        "successes per task:",
-        [f"{task}:{t['successes']}/{t['trials']}" for task, t in tallies.items()],
-    )
-    if summary.get("trials", 0) > 1:
-        lines += _wrapped(f"trials disagree on {len(disagree)} task(s):", disagree or ["-"])
-    return lines
-
-
-def format_summary(summary: Mapping[str, Any], max_errors_shown: int = 5) -> str:
-    """A readable block of :func:`summarize` figures."""
-    lines = [
-        f"simulations: {summary['simulations']} ({summary['tasks']} tasks, "
-        f"up to {summary['trials']} trial{'' if summary['trials'] == 1 else 's'} each)",
-        *_wrapped(
-            "pass^k:",
-            [f"k={k}: {v:.3f}" for k, v in summary["pass_hat_k"].items()] or ["-"],
-            sep="  ",
-        ),
-        *_noise_lines(summary),
-        f"mean reward: {_fmt(summary['mean_reward'])} "
-        f"({summary['successes']}/{summary['simulations'] - _left_out(summary)} successes)",
-        "terminations: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(summary["terminations"].items())),
-        f"tool errors per episode: {_fmt(summary['tool_errors_per_episode'], '.2f')}",
-        f"steps per episode: {_fmt(summary['steps_per_episode'], '.1f')} "
-        f"(max {summary['max_steps_seen']})",
-    ]
-    judge_failures = summary.get("judge_failures", 0)
-    if judge_failures:
-        lines.append(
-            f"NL judge failures: {judge_failures} simulation(s) have no verdict (the judge "
-            "failed; their reward 0 is not a grade: see reward_info.info.nl.error)"
-        )
-    failed = summary.get("infrastructure_errors", 0)
-    if failed or summary.get("benchmark") == "tau3":
-        rule = summary.get("failures", "left out")
-        lines.append(
-            f"infrastructure errors: {failed} ({rule}"
-            + (" of pass^k and the mean reward" if rule == "left out" else " in both")
-            + ", as tau3's leaderboard "
-            + ("does)" if rule == "left out" else "entries marked 'treated as failures' do)")
-        )
-    if summary["agent_cost"] is not None:
-        lines.append(
-            f"agent cost: ${summary['agent_cost']:.4f} "
-            f"(${summary['agent_cost_per_episode']:.4f} per episode)"
-        )
-    if summary["user_cost"] is not None:
-        lines.append(f"user cost: ${summary['user_cost']:.4f}")
-    if summary["agent_tokens"]:
-        lines.append(
-            "agent tokens: " + ", ".join(f"{k} {v}" for k, v in summary["agent_tokens"].items())
-        )
-    cache = summary.get("user_cache")
-    if cache:
-        lines.append(f"user cache: {cache.get('hits')} hits, {cache.get('misses')} misses")
-    errors = summary["errors"]
-    for error in errors[:max_errors_shown]:
-        lines.append(f"error: {error}")
-    if len(errors) > max_errors_shown:
-        lines.append(f"... and {len(errors) - max_errors_shown} more errors")
-    return "\n".join(lines)
+def _protocol(info: Mapping[str, Any]) -> JSONObject:
+    """The run's protocol and whether it compares with the leaderboard (only ``leaderboard``
+    does), when the file says which protocol it ran."""
+    protocol = info.get("protocol")
+    if not isinstance(protocol, str):
+        return {}
+    comparable = info.get("leaderboard_comparable", protocol == "leaderboard")
+    return {"protocol": protocol, "leaderboard_comparable": comparable is True}

@@ -131,7 +131,7 @@ def simulation_record(
     An ``infrastructure_error`` (tau3: every attempt failed) is recorded as tau3 records it: no
     reward (``reward_info`` null), no messages, the cause and the attempts in ``info``.
     """
-    transcript = result.messages[1:]  # without the system prompt
+    transcript = result.graded[1:]  # without the system prompt
     failed = result.termination_reason == INFRASTRUCTURE_ERROR
     record: JSONObject = {
         "id": sim_id,
