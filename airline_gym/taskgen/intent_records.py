@@ -57,8 +57,9 @@ def _intent(body: dict[str, Any]) -> Intent:
     for index, request in enumerate(body["requests"]):
         try:  # the kind's own rules (known kind, reason, cabin, ...), one request at a time
             Intent.from_json({"user_id": "", "name": "", "requests": [request]})
-        except ValueError as exc:
-            raise ValueError(f"requests[{index}]: {exc}") from None
+        except ValueError as exc:  # named as the one request checked: renamed by its index
+            reason = str(exc).removeprefix("requests[0]: ")
+            raise ValueError(f"requests[{index}]: {reason}") from None
     return Intent.from_json(body)
 
 
