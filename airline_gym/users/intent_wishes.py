@@ -17,7 +17,6 @@ details a proposal must name stay those :func:`~airline_gym.domain.proposals.unn
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -34,6 +33,7 @@ from airline_gym.domain.intents import FlightRule, Request
 from airline_gym.domain.proposals import CANCEL_RE
 from airline_gym.domain.records import Record
 from airline_gym.domain.said import (
+    DIGITS_ID_RE,
     FLIGHT_RE,
     PAYMENT_ID_RE,
     RESERVATION_ID_RE,
@@ -89,20 +89,16 @@ class Said:
         )
 
 
-#: Six digits: a reservation id only when the DB has one so named (one does, 429815), which
-#: RESERVATION_ID_RE (at least one letter, lest a figure pass for an id) does not read.
-_DIGITS_ID_RE = re.compile(r"(?<![\d,.$])\b\d{6}\b(?![,.]\d)")
+def ids(text: str) -> list[str]:
+    """The reservation-like ids ``text`` names (a digit-only one counts where the DB has it)."""
+    return RESERVATION_ID_RE.findall(text) + DIGITS_ID_RE.findall(text)
 
 
 def read(text: str, db: AirlineDB) -> Said:
     """The details ``text`` names; reservation ids only those the DB has."""
     return Said(
         text=text,
-        reservations=frozenset(
-            r
-            for r in (*RESERVATION_ID_RE.findall(text), *_DIGITS_ID_RE.findall(text))
-            if db.reservation(r)
-        ),
+        reservations=frozenset(r for r in ids(text) if db.reservation(r)),
         flights=tuple(dict.fromkeys(FLIGHT_RE.findall(text))),
         cabins=cabins(text),
         payments=frozenset(PAYMENT_ID_RE.findall(text)),
