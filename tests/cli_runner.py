@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -56,3 +57,10 @@ def one_line_error(done: subprocess.CompletedProcess[str], code: int = 2) -> str
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     return lines[0]
+
+
+def default_sigint() -> None:
+    """A ``preexec_fn``: in the child, Ctrl-C as in a terminal. A test runner's worker started
+    in the background by a non-interactive shell (as CI may start it) ignores SIGINT, and an
+    ignored signal stays ignored across exec, so a test's SIGINT would do nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 from airline_gym.env.actions import DONE_TOOL
 from airline_gym.errors import AgentError
 
-__all__ = ["Action", "Agent", "AgentError", "text_message", "tool_call_message"]
+__all__ = ["Action", "Agent", "AgentError", "offers_tool", "text_message", "tool_call_message"]
 
 Action = dict[str, Any]
 
@@ -45,3 +45,11 @@ def text_message(text: str) -> Action:
 
 #: The gym protocol's ``done`` call.
 DONE = tool_call_message(DONE_TOOL, {}, "done")
+
+
+def offers_tool(info: dict[str, Any], name: str, default: bool) -> bool:
+    """Whether the env's tools (``info["tools"]``) include ``name`` (``default``: no tools)."""
+    tools = info.get("tools") if isinstance(info, dict) else None
+    if not isinstance(tools, list):
+        return default
+    return any((t.get("function") or {}).get("name") == name for t in tools)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from airline_gym.agents.base import DONE, Action, text_message, tool_call_message
+from airline_gym.agents.base import DONE, Action, offers_tool, text_message, tool_call_message
 from airline_gym.domain.tasks import DEFAULT_TASK_SET, TaskSet, load_task_set
 from airline_gym.domain.tool_reply import RESPOND_TOOL
 from airline_gym.domain.tools import WRITE_TOOLS
@@ -20,14 +20,6 @@ from airline_gym.env.spaces import AssistantMessageSpace
 CLOSING = text_message("Is there anything else I can help you with?")
 #: What :class:`LookupAgent` says after its lookups.
 REFUSAL = "I'm sorry, but our policy does not allow me to make that change."
-
-
-def _offers(info: dict[str, Any], name: str, default: bool) -> bool:
-    """Whether the env's tools (``info["tools"]``) include ``name`` (``default``: no tools)."""
-    tools = info.get("tools") if isinstance(info, dict) else None
-    if not isinstance(tools, list):
-        return default
-    return any((t.get("function") or {}).get("name") == name for t in tools)
 
 
 class ScriptedAgent:
@@ -46,8 +38,8 @@ class ScriptedAgent:
     def reset(self, info: dict[str, Any]) -> None:
         """Restart the script."""
         self._queue = deque(self.actions)
-        self._end = DONE if _offers(info, DONE_TOOL, True) else CLOSING
-        self._through_tool = _offers(info, RESPOND_TOOL, False)
+        self._end = DONE if offers_tool(info, DONE_TOOL, True) else CLOSING
+        self._through_tool = offers_tool(info, RESPOND_TOOL, False)
         self._said = 0
 
     def act(self, observation: list[dict[str, Any]], info: dict[str, Any]) -> Any:

@@ -19,6 +19,7 @@ import re
 
 __all__ = [
     "CABIN_RE",
+    "DIGITS_ID_RE",
     "FLIGHT_RE",
     "LEAVE_UNSATISFIED",
     "PAYMENT_ID_RE",
@@ -45,6 +46,9 @@ FLIGHT_RE = re.compile(r"\bHAT\d{3}\b")
 #: Six upper-case letters/digits, at least one letter, not a flight number such as HAT045
 #: (a reservation id may look like one of another airline: MIR482).
 RESERVATION_ID_RE = re.compile(r"\b(?!HAT\d{3}\b)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6}\b")
+#: Six digits, not part of a figure: a reservation id only where the DB has one so named (one
+#: does, 429815), which RESERVATION_ID_RE (a letter, lest a figure pass for an id) does not read.
+DIGITS_ID_RE = re.compile(r"(?<![\d,.$])\b\d{6}\b(?![,.]\d)")
 #: A payment method id (``credit_card_123``, ``gift_card_4``, ``certificate_56``).
 PAYMENT_ID_RE = re.compile(r"\b(?:credit_card|gift_card|certificate)_\d+\b")
 #: Longest first: "basic economy" is not "economy".

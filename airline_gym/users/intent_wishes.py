@@ -33,6 +33,7 @@ from airline_gym.domain.intents import FlightRule, Request
 from airline_gym.domain.proposals import CANCEL_RE
 from airline_gym.domain.records import Record
 from airline_gym.domain.said import (
+    DIGITS_ID_RE,
     FLIGHT_RE,
     PAYMENT_ID_RE,
     RESERVATION_ID_RE,
@@ -88,11 +89,16 @@ class Said:
         )
 
 
+def ids(text: str) -> list[str]:
+    """The reservation-like ids ``text`` names (a digit-only one counts where the DB has it)."""
+    return RESERVATION_ID_RE.findall(text) + DIGITS_ID_RE.findall(text)
+
+
 def read(text: str, db: AirlineDB) -> Said:
     """The details ``text`` names; reservation ids only those the DB has."""
     return Said(
         text=text,
-        reservations=frozenset(r for r in RESERVATION_ID_RE.findall(text) if db.reservation(r)),
+        reservations=frozenset(r for r in ids(text) if db.reservation(r)),
         flights=tuple(dict.fromkeys(FLIGHT_RE.findall(text))),
         cabins=cabins(text),
         payments=frozenset(PAYMENT_ID_RE.findall(text)),

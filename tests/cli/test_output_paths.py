@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_runner import one_line_error, run_cli
+from cli_runner import default_sigint, one_line_error, run_cli
 
 from airline_gym.data import data_files
 from airline_gym.data.output import OutputFile
@@ -173,6 +173,7 @@ def _popen(*args: str | Path) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,
     )
 
 

@@ -13,21 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_runner import cli, one_line_error
+from cli_runner import cli, default_sigint, one_line_error
 
 from airline_gym.harness.evaluate import EvalConfig, evaluate
 from airline_gym.harness.results import Results
 from airline_gym.testing import OpenAIServer, Reply
 
 
-def _default_sigint() -> None:
-    """In the child: Ctrl-C as in a terminal (a test runner's worker may ignore SIGINT, and an
-    ignored signal stays ignored across exec)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _start(*args: str, **kw: Any) -> subprocess.Popen[str]:
-    kw.setdefault("preexec_fn", _default_sigint)
+    kw.setdefault("preexec_fn", default_sigint)
     return subprocess.Popen(
         [sys.executable, "-m", "airline_gym.cli", *args],
         stdout=subprocess.PIPE,

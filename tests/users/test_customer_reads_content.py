@@ -21,7 +21,7 @@ from airline_gym.domain.prompts import STOP
 from airline_gym.domain.said import LEAVE_UNSATISFIED, READ_LIMIT
 from airline_gym.harness.runner import run_episode
 from airline_gym.users.intent_user import NOT_SEEN, VAGUE
-from airline_gym.users.intent_wishes import judge
+from airline_gym.users.intent_wishes import judge, read
 from tests.users.intent_tasks import write_tasks
 
 PROPOSAL = "cancel reservation PGAGLM, the refund going back to gift_card_4033665"
@@ -167,3 +167,15 @@ def test_it_reads_the_first_read_limit_characters_of_a_message(tasks_file: Path)
     late = "x " * (READ_LIMIT // 2) + f"I can {PROPOSAL}. Is that alright with you?"
     reply = talk(tasks_file, "cancel", late)[1]
     assert not reply.startswith("Yes") and "cancel" in reply  # the details came too late
+
+
+def test_a_reservation_id_of_digits_only_is_read_when_the_db_has_it() -> None:
+    """The DB's one digit-only id, 429815: a customer who did not read it as a reservation
+    answered a full proposal to cancel it with "What exactly would you do?" (a correct agent
+    scored 0, task g99_303 of seed 99). Six digits that are no reservation, or part of a figure,
+    are not read as one."""
+    db = load_pristine().fork()
+    assert db.reservation("429815")
+    assert read("I can cancel reservation 429815 for you.", db).reservations == {"429815"}
+    for text in ("Your total is $429815.", "It comes to 1,429815 points.", "Code 123456 applies."):
+        assert not read(text, db).reservations, text

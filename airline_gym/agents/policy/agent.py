@@ -18,7 +18,7 @@ from collections.abc import Generator
 from dataclasses import replace
 from typing import Any
 
-from airline_gym.agents.base import DONE, Action, text_message, tool_call_message
+from airline_gym.agents.base import DONE, Action, offers_tool, text_message, tool_call_message
 from airline_gym.agents.policy.lookups import decide, missing_reads, resolve, wanted
 from airline_gym.agents.policy.reading import (
     USER_ID_RE,
@@ -58,10 +58,7 @@ def _offers(info: dict[str, Any], tool: str, default: bool) -> bool:
     if isinstance(protocol, str) and protocol in PROTOCOLS:
         named = get_protocol(protocol)
         return named.offers_done if tool == DONE_TOOL else named.reply_tool
-    tools = info.get("tools") if isinstance(info, dict) else None
-    if not isinstance(tools, list):
-        return default
-    return any((t.get("function") or {}).get("name") == tool for t in tools)
+    return offers_tool(info, tool, default)
 
 
 class PolicyAgent:
@@ -124,9 +121,7 @@ class PolicyAgent:
         """Say ``text`` to the customer; the customer's reply."""
         self.heard = ""
         if self._through_tool:
-            self._calls += 1
-            call_id = f"call_{self._calls}"
-            self._pending[call_id] = (RESPOND_TOOL, {})
+            call_id = self._expect(RESPOND_TOOL, {})
             yield tool_call_message(RESPOND_TOOL, {"message": text}, call_id)
         else:
             yield text_message(text)
@@ -137,9 +132,7 @@ class PolicyAgent:
         (None when it failed)."""
         tool_calls = []
         for c in calls:
-            self._calls += 1
-            call_id = f"call_{self._calls}"
-            self._pending[call_id] = (c.name, dict(c.arguments))
+            call_id = self._expect(c.name, dict(c.arguments))
             tool_calls.append(
                 {
                     "id": call_id,
@@ -150,6 +143,13 @@ class PolicyAgent:
         self._results = {}
         yield {"role": "assistant", "content": content, "tool_calls": tool_calls}
         return self._results.get(calls[-1].name) if calls else None
+
+    def _expect(self, name: str, arguments: dict[str, Any]) -> str:
+        """A new call id, its result awaited as ``name``'s (made with ``arguments``)."""
+        self._calls += 1
+        call_id = f"call_{self._calls}"
+        self._pending[call_id] = (name, arguments)
+        return call_id
 
     def hang_up(self) -> Script:
         """End the episode (``done``, or the closing question where ``done`` is not offered)."""
