@@ -147,10 +147,6 @@ def build_pools(
         if rid in skip_res or res["user_id"] not in kept:
             excluded += 1
             continue
-        if rid.isdigit():
-            # an id of digits only (one in the DB) reads as a figure, not a reservation id, to
-            # the customer (domain.said.RESERVATION_ID_RE): it would not know its proposal
-            continue
         reservations[rid] = _facts(res, db.flights, db.users[res["user_id"]]["membership"])
     by_user: dict[str, list[str]] = {u: [] for u in users}
     for rid, facts in reservations.items():
