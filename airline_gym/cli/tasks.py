@@ -12,7 +12,9 @@ Columns: id, split, gold actions, writes (actions that change the database), com
 
 Generated tasks (airline-gym generate) also show their kinds and outcomes; --kind keeps those
 with a request of that kind (or bin, e.g. cancel/refused) and --distribution prints how many
-tasks there are by kind, outcome, tier, cabin, passengers and payment methods.
+tasks there are by kind, outcome, tier, cabin, passengers, payment methods and trait (each
+trait's count and share, 0 included; --json adds ``trait_share``). A task without a ``traits``
+field gets its traits computed from its intent, or counts as ``unknown`` without one.
 """
 
 from __future__ import annotations
@@ -52,8 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--distribution",
         action="store_true",
-        help="print the chosen tasks' distribution by kind, outcome, tier, cabin, passengers "
-        "and payment methods",
+        help="print the chosen tasks' distribution by kind, outcome, tier, cabin, passengers, "
+        "payment methods and trait",
     )
 
 
@@ -140,15 +142,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_distribution(chosen: list[Task], as_json: bool) -> int:
-    from airline_gym.taskgen.stats import distribution
+    from airline_gym.taskgen.stats import distribution, trait_shares
 
     counts = distribution(t.raw for t in chosen)
     if as_json:
-        print(json.dumps({dim: dict(sorted(c.items())) for dim, c in counts.items()}))
+        out: dict[str, Any] = {dim: dict(sorted(c.items())) for dim, c in counts.items()}
+        out["trait"] = dict(counts["trait"])  # in TRAITS order
+        print(json.dumps({**out, "trait_share": trait_shares(counts, len(chosen))}))
         return 0
     total = len(chosen) or 1
     for dim, counter in counts.items():
-        rows = [(value, n, f"{100 * n / total:.1f}%") for value, n in sorted(counter.items())]
+        items = counter.items() if dim == "trait" else sorted(counter.items())
+        rows = [(value, n, f"{100 * n / total:.1f}%") for value, n in items]
         print(format_table((dim, "tasks", "share"), rows))
         print()
     print(f"{len(chosen)} tasks")

@@ -53,6 +53,7 @@ __all__ = [
     "CABIN_WORDS",
     "COMPLAINTS",
     "KINDS",
+    "PERSONA_STYLES",
     "QUESTIONS",
     "REASONS",
     "FlightRule",
@@ -240,13 +241,35 @@ class Request:
             raise ValueError(f"insist must be 0 or 1, not {self.insist!r:.40}")
 
 
+#: The persona styles (:attr:`Persona.styles`), each a trait ``persona:<style>`` of a task.
+PERSONA_STYLES: tuple[str, ...] = ("terse", "chatty", "impatient", "confused", "several_at_once")
+
+
 @dataclass(frozen=True)
 class Persona:
-    """How the customer talks: ``terse`` answers in few words; ``patient`` False ends the
-    conversation sooner when the agent stalls."""
+    """How the customer talks (never what it decides). ``terse`` answers in few words;
+    ``patient`` False (impatient) ends the conversation sooner when the agent stalls and says
+    so; ``chatty`` wraps its answers in small talk; ``confused`` gives details out of order and
+    asks the agent to repeat; ``several_at_once`` states all its requests in its first message.
+    How far it pushes back after a refusal is each request's ``insist``."""
 
     terse: bool = False
     patient: bool = True
+    chatty: bool = False
+    confused: bool = False
+    several_at_once: bool = False
+
+    @property
+    def styles(self) -> tuple[str, ...]:
+        """The styles this persona has, in :data:`PERSONA_STYLES` order (empty: plain)."""
+        on = {
+            "terse": self.terse,
+            "chatty": self.chatty,
+            "impatient": not self.patient,
+            "confused": self.confused,
+            "several_at_once": self.several_at_once,
+        }
+        return tuple(s for s in PERSONA_STYLES if on[s])
 
 
 @dataclass(frozen=True)

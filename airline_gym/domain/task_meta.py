@@ -83,6 +83,7 @@ FIELDS: dict[str, Check] = {
     "cabin": _string,
     "passengers": _count_or_dash,
     "payment_methods": _strings,
+    "traits": _strings,  # taskgen.traits.TRAITS (a newer airline-gym may add names)
     "intent": _intent,
     "checks": _check_names,  # read by grading too: check_task checks it for regrade
 }

@@ -29,6 +29,7 @@ from airline_gym.taskgen.assemble import (
 from airline_gym.taskgen.bins import BINS, Bin
 from airline_gym.taskgen.pools import MIN_CHOICES, Pools, build_pools
 from airline_gym.taskgen.stats import payment_sources
+from airline_gym.taskgen.traits import task_traits
 
 __all__ = ["COMBOS", "Generated", "PoolUse", "Template", "generate", "templates"]
 
@@ -222,7 +223,7 @@ def _intent(pools: Pools, user_id: str, requests: Sequence[Request]) -> Intent:
 
 
 def _profile(pools: Pools, intent: Intent, record: dict[str, Any]) -> dict[str, Any]:
-    """Tier, cabin, passengers and payment methods, for the distribution tables."""
+    """Tier, cabin, passengers, payment methods and traits, for the distribution tables."""
     cabin: str | None = None
     passengers = 0
     for request in intent.requests:  # the first request about a reservation or a booking
@@ -238,6 +239,7 @@ def _profile(pools: Pools, intent: Intent, record: dict[str, Any]) -> dict[str, 
         "cabin": cabin or "-",
         "passengers": passengers or "-",
         "payment_methods": payment_sources(record["evaluation_criteria"]["actions"]),
+        "traits": task_traits(intent, pools.db.fork()),
     }
 
 

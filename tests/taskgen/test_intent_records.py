@@ -18,9 +18,13 @@ from airline_gym.taskgen.intent_records import load_intent_records
 BEFORE_DATA = "ac21942955ff7f8610b7aa945b6b40baa4ee895520978d219bbdc0ff61bdaa82"
 #: Request fields added after the records were made, with their defaults.
 ADDED = {"replaces": False}
+#: Persona fields added since, with their defaults.
+PERSONA_ADDED = {"chatty": False, "confused": False, "several_at_once": False}
 
 
 def _as_before(intent: dict) -> dict:
+    for name, default in PERSONA_ADDED.items():
+        assert intent["persona"].pop(name) == default
     for request in intent["requests"]:
         for name, default in ADDED.items():
             assert request.pop(name) == default

@@ -12,6 +12,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from taskgen_files import generated_file, generated_records
 
+from airline_gym.taskgen.traits import TRAITS
+
 #: Generating leaves out the benchmarks' entities: it reads tau3's task file.
 pytestmark = pytest.mark.usefixtures("tau3_for_module")
 
@@ -55,13 +57,20 @@ def test_distribution_counts_every_dimension(path: Path) -> None:
         "cabin",
         "passengers",
         "payment",
+        "trait",
+        "trait_share",
     }
     assert sum(counts["db"].values()) == len(records)
+    for trait in TRAITS:  # each trait counted as generate wrote it, a zero included
+        n = sum(trait in r["airline_gym"]["traits"] for r in records)
+        assert counts["trait"][trait] == n
+        assert counts["trait_share"][trait] == round(n / len(records), 4)
     assert counts["db"]["unchanged"] == sum(not r["airline_gym"]["changes_db"] for r in records)
     assert counts["kind"]["cancel"] == sum("cancel" in r["airline_gym"]["kinds"] for r in records)
     assert set(counts["tier"]) <= {"regular", "silver", "gold"}
     table = _cli("tasks", "--tasks", path, "--distribution")
     assert "payment" in table.stdout and f"{len(records)} tasks" in table.stdout
+    assert "false_claim" in table.stdout and "persona:several_at_once" in table.stdout
 
 
 def test_audit_summary_shows_each_agent_by_grading_and_db_change(path: Path) -> None:
