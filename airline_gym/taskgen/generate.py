@@ -27,6 +27,7 @@ from airline_gym.taskgen.assemble import (
     sequence_key,
 )
 from airline_gym.taskgen.bins import BINS, Bin
+from airline_gym.taskgen.personas import dress
 from airline_gym.taskgen.pools import MIN_CHOICES, Pools, build_pools
 from airline_gym.taskgen.stats import payment_sources
 from airline_gym.taskgen.traits import task_traits
@@ -219,7 +220,7 @@ def _intent(pools: Pools, user_id: str, requests: Sequence[Request]) -> Intent:
     reservations = [r.reservation_id for r in requests if r.reservation_id]
     if reservations:
         known["reservation_ids"] = ", ".join(dict.fromkeys(reservations))
-    return Intent(user_id=user_id, name=name, requests=tuple(requests), known=known)
+    return dress(Intent(user_id=user_id, name=name, requests=tuple(requests), known=known))
 
 
 def _profile(pools: Pools, intent: Intent, record: dict[str, Any]) -> dict[str, Any]:
@@ -259,8 +260,7 @@ def _fits(template: Template, solution: Solution, grading: str) -> str:
     for d in solution.decisions:
         if d.outcome == "granted" and d.choices and min(d.choices) < MIN_CHOICES:
             return "few choices"  # proposing the search hits in order would find the flight
-    outcomes = [d.outcome for d in solution.decisions]
-    if "transfer" in outcomes[:-1]:
+    if "transfer" in [d.outcome for d in solution.decisions][:-1]:
         return "ill-posed: a request after the hand-off"  # the call ends at the transfer
     return ""
 

@@ -31,6 +31,7 @@ from airline_gym.domain.intents import (
     PaymentPart,
     Request,
 )
+from airline_gym.taskgen.personas import agenda_line, persona_lines
 
 __all__ = ["cabin_words", "reason_words", "rule_words", "write_instructions"]
 
@@ -315,15 +316,12 @@ def write_instructions(intent: Intent, solution: Solution) -> dict[str, str | No
         steps = " ".join(_steps(request, intent, decisions.get(i)))
         blocks.append(f"{i + 1}. {steps}" if many else steps)
     if many:
-        blocks.insert(0, "Ask for one thing at a time, in this order, and finish each first:")
+        blocks.insert(0, agenda_line(intent.persona))
     blocks.append(
         "Say yes only to what is described here: if the agent offers a different flight, cabin, "
         "payment method or any other change, say no."
     )
-    if intent.persona.terse:
-        blocks.append("You answer in as few words as you can.")
-    if not intent.persona.patient:
-        blocks.append("You are in a hurry and lose patience when the agent stalls.")
+    blocks += persona_lines(intent.persona)
     return {
         "domain": "airline",
         "reason_for_call": reason,

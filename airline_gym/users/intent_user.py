@@ -26,6 +26,9 @@ Its rules, for each agent message, in order:
 8. Anything else is a stall: it restates its request; after three stalls in a row (two if
    impatient), or ``max_turns`` turns, it leaves unsatisfied.
 
+Its persona (:mod:`~airline_gym.users.intent_persona`) words these answers, never changes them;
+a several-at-once customer states all its requests in its opening, then takes them in order.
+
 It ends with ``###STOP###`` when every request is granted, refused or declined. How it leaves
 unsatisfied is :data:`~airline_gym.domain.said.LEAVE_UNSATISFIED` (strict grading reads it).
 
@@ -49,6 +52,7 @@ from airline_gym.domain.prompts import STOP, TRANSFER
 from airline_gym.domain.said import LEAVE_UNSATISFIED, figures, readable
 from airline_gym.users.base import Dialogue
 from airline_gym.users.dialogue_cursor import DialogueCursor
+from airline_gym.users.intent_persona import Voice
 from airline_gym.users.intent_wishes import judge, shows_done
 from airline_gym.users.intent_words import (
     DONE_RE,
@@ -67,7 +71,6 @@ from airline_gym.users.scripted_rules import (
 
 __all__ = ["IntentPlayer"]
 
-_YES = ("Yes, please go ahead.", "Yes, that's right.", "Yes, I confirm.")
 _PUSH = (
     "I really need this. Could you make an exception just this once?",
     "Please check again; this matters a lot to me.",
@@ -111,6 +114,7 @@ class IntentPlayer:
         self.known_ids = known_ids
         self.describe = describe
         self.intent = intent
+        self.voice = Voice(intent.persona)
         self.max_turns = max_turns
         self.data_dir = data_dir
         self.state = _Progress()
@@ -183,17 +187,29 @@ class IntentPlayer:
     # -- the conversation -------------------------------------------------------------------------
 
     def opening(self) -> str:
-        """The first message: the first request, then the name and user id (when known)."""
+        """The first message: the first request (several-at-once: every request it will ask
+        without waiting for a refusal), then the name and user id (when known)."""
         request = self._current()
-        parts = [] if self.intent.persona.terse else ["Hi!"]
-        parts.append(
-            say_request(request, self._which(request)) if request else "I have a question."
-        )
+        agenda = self.intent.requests if self.intent.persona.several_at_once else ()
+        # TODO(after merging `asks`): a plain read of Request.if_refused
+        asks = [say_request(r, self._which(r)) for r in agenda if not getattr(r, "if_refused", 0)]
+        if not asks:
+            asks = [say_request(request, self._which(request)) if request else "I have a question."]
+        identity = []
         if self.known("name"):
-            parts.append(f"My name is {self.intent.name}.")
+            identity.append(f"My name is {self.intent.name}.")
         if self.known("user_id"):
-            parts.append(f"My user id is {self.intent.user_id}.")
-        return self._say(" ".join(parts))
+            identity.append(f"My user id is {self.intent.user_id}.")
+        return self._say(self.voice.opening(asks, identity, self._trip_date(request)))
+
+    def _trip_date(self, request: Request | None) -> str | None:
+        """The first date of the trip ``request`` is about (a confused customer says it first)."""
+        if not self.intent.persona.confused or request is None:
+            return None
+        reservation = self.db.reservation(request.reservation_id or "")
+        if reservation and reservation["flights"]:
+            return str(reservation["flights"][0]["date"])
+        return request.trip.outbound.date if request.trip else None
 
     def reply(self, dialogue: Dialogue) -> str:
         """The next customer message (see the module docstring).
@@ -251,7 +267,7 @@ class IntentPlayer:
         if verdict.answer == "yes":
             self.state.deal = dict(verdict.deal)
             self.state.yeses += 1
-            return self._answered([*identity, _YES[(self.state.yeses - 1) % len(_YES)]])
+            return self._answered([*identity, self.voice.yes(self.state.yeses - 1)])
         if verdict.answer == "decline":
             return self._advance(verdict.why, declined=True)
         if verdict.answer == "no":
@@ -317,7 +333,7 @@ class IntentPlayer:
         if self.state.pushed < request.insist:
             self.state.pushed += 1
             self.state.stalls = 0
-            return _PUSH[(self.state.pushed - 1) % len(_PUSH)]
+            return self.voice.push(_PUSH[(self.state.pushed - 1) % len(_PUSH)])
         return self._advance("I understand.", declined=True)
 
     def _advance(self, ack: str, declined: bool = False) -> str:
@@ -328,7 +344,7 @@ class IntentPlayer:
         if request is None:
             end = "Never mind then, thank you." if declined else "That's everything, thank you."
             return f"{ack} {end} {STOP}"
-        return f"{ack} I also have another request. {say_request(request, self._which(request))}"
+        return f"{ack} {self.voice.next_request()} {say_request(request, self._which(request))}"
 
     def _patience(self) -> int:
         return 3 if self.intent.persona.patient else 2
@@ -340,7 +356,7 @@ class IntentPlayer:
         if answer is not None:
             return self._say(answer)
         nudge = _NUDGE[(self.state.stalls - 1) % len(_NUDGE)]
-        return self._say(f"{nudge} {say_request(request, self._which(request))}")
+        return self._say(self.voice.nudge(f"{nudge} {say_request(request, self._which(request))}"))
 
     def _leave(self, why: str) -> str:
         """End the call unsatisfied (strict grading reads ``why``)."""

@@ -49,7 +49,12 @@ FORBIDDEN_MODULES = (
 )
 #: Allowed under a forbidden prefix: the customer's phrase functions (its wording, which the
 #: agent reads back), and the ``done`` tool's name and the protocols' names.
-ALLOWED = ("airline_gym.users.intent_words", "airline_gym.env.actions", "airline_gym.env.protocols")
+ALLOWED = (
+    "airline_gym.users.intent_words",
+    "airline_gym.users.intent_persona",  # a persona's words (a several-at-once opening's mark)
+    "airline_gym.env.actions",
+    "airline_gym.env.protocols",
+)
 #: Names that load a task, a task file, an intent from a task, or the DB.
 FORBIDDEN_NAMES = frozenset(
     {"load_pristine", "load_task_set", "task_intent", "granted_writes", "customer_for", "Task"}

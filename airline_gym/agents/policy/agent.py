@@ -21,6 +21,7 @@ from typing import Any
 from airline_gym.agents.base import DONE, Action, offers_tool, text_message, tool_call_message
 from airline_gym.agents.policy.lookups import decide, missing_reads, resolve, wanted
 from airline_gym.agents.policy.reading import (
+    AGENDA_RE,
     USER_ID_RE,
     read_details,
     read_name,
@@ -81,6 +82,8 @@ class PolicyAgent:
         self.decisions: list[Decision] = []
         #: Every request statement heard, as read.
         self.stated: list[Request] = []
+        #: Requests a several-at-once opening listed, still to serve, in the order said.
+        self.agenda: list[Request] = []
         self.heard = ""
         self.ended = False
         self._pending: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -190,12 +193,17 @@ class PolicyAgent:
             self.name = " ".join(name)
 
     def next_request(self, text: str) -> Request | None:
-        """The latest request statement in ``text`` that is not one already heard."""
-        for request in reversed(read_requests(text)):
-            if request not in self.stated:
-                self.stated.append(request)
-                return request
-        return None
+        """The latest request statement in ``text`` that is not one already heard; a turn
+        listing several things to sort out is an agenda, served in the order said."""
+        new = [r for r in read_requests(text) if r not in self.stated]
+        if len(new) > 1 and AGENDA_RE.search(text):
+            self.stated += new
+            self.agenda += new[1:]
+            return new[0]
+        if new:
+            self.stated.append(new[-1])
+            return new[-1]
+        return self.agenda.pop(0) if self.agenda else None
 
     def serve(self, request: Request) -> Script:
         """Settle one request; the customer's last reply."""

@@ -26,9 +26,11 @@ from airline_gym.domain.intents import (
     Request,
     Trip,
 )
+from airline_gym.users.intent_persona import AGENDA_RE_TEXT
 from airline_gym.users.intent_words import detail_answers, say_request
 
 __all__ = [
+    "AGENDA_RE",
     "USER_ID_RE",
     "read_details",
     "read_name",
@@ -43,6 +45,8 @@ _CABIN = r"basic economy|economy|business"
 _NAME = r"[A-Z][A-Za-z'-]*"
 _PAYMENT_ID = r"(?:credit_card|gift_card|certificate)_\d+"
 USER_ID_RE = re.compile(r"\buser id is ([a-z]+(?:_[a-z]+)+_\d{3,})\b", re.I)
+#: A several-at-once customer's opening: the request statements after it are its to-do list.
+AGENDA_RE = re.compile(AGENDA_RE_TEXT)
 _NAME_RE = re.compile(rf"\bMy name is ({_NAME}) ({_NAME})\b")
 _NTH = ("first", "second", "third", "fourth", "fifth")
 
