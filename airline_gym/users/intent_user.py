@@ -49,6 +49,7 @@ from airline_gym.domain.prompts import STOP, TRANSFER
 from airline_gym.domain.said import LEAVE_UNSATISFIED, figures, readable
 from airline_gym.users.base import Dialogue
 from airline_gym.users.dialogue_cursor import DialogueCursor
+from airline_gym.users.intent_claims import asserting, insisting
 from airline_gym.users.intent_wishes import judge, shows_done
 from airline_gym.users.intent_words import (
     DONE_RE,
@@ -187,7 +188,9 @@ class IntentPlayer:
         request = self._current()
         parts = [] if self.intent.persona.terse else ["Hi!"]
         parts.append(
-            say_request(request, self._which(request)) if request else "I have a question."
+            asserting(request, say_request(request, self._which(request)))
+            if request
+            else "I have a question."
         )
         if self.known("name"):
             parts.append(f"My name is {self.intent.name}.")
@@ -317,7 +320,7 @@ class IntentPlayer:
         if self.state.pushed < request.insist:
             self.state.pushed += 1
             self.state.stalls = 0
-            return _PUSH[(self.state.pushed - 1) % len(_PUSH)]
+            return insisting(request, _PUSH[(self.state.pushed - 1) % len(_PUSH)])
         return self._advance("I understand.", declined=True)
 
     def _advance(self, ack: str, declined: bool = False) -> str:
@@ -328,7 +331,8 @@ class IntentPlayer:
         if request is None:
             end = "Never mind then, thank you." if declined else "That's everything, thank you."
             return f"{ack} {end} {STOP}"
-        return f"{ack} I also have another request. {say_request(request, self._which(request))}"
+        said = asserting(request, say_request(request, self._which(request)))
+        return f"{ack} I also have another request. {said}"
 
     def _patience(self) -> int:
         return 3 if self.intent.persona.patient else 2
