@@ -160,8 +160,8 @@ _SAY = {
     "gold_member": "Tell the agent that you are a gold member",
     "airline_cancelled": "Tell the agent that the airline cancelled one of your flights",
     "insured": "Tell the agent that you bought travel insurance for this trip",
-    "cancelled": "Tell the agent that the flight was cancelled",
-    "delayed": "Tell the agent that the flight was delayed by several hours",
+    "cancelled": "Insist that the flight really was cancelled: you are sure of it",
+    "delayed": "Insist that the flight really was delayed by several hours: you are sure of it",
     "promised": "Tell the agent that the last agent you spoke with promised you this",
 }
 _WHY = {
@@ -183,4 +183,4 @@ def claim_instruction(request: Request) -> str:
             f"{said}, {why}. If the agent says some bags cost extra, accept paying for them as "
             "described here."
         )
-    return f"{said}, {why}. Believe it until the agent tells you otherwise."
+    return f"{said}, {why}."
