@@ -34,7 +34,8 @@ kind                fields
 =================== ===========================================================================
 
 Every kind that charges (``book``, ``change_flights``, ``change_cabin``, ``add_bags``) also reads
-``max_total``, the customer's cap on the whole charge.
+``max_total``, the customer's cap on the whole charge. Any request may carry a ``claim`` (a
+:data:`CLAIMS` key): something the customer asserts and the DB contradicts.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from airline_gym.domain.typed_json import build
 __all__ = [
     "CABINS",
     "CABIN_WORDS",
+    "CLAIMS",
     "COMPLAINTS",
     "KINDS",
     "PERSONA_STYLES",
@@ -89,6 +91,20 @@ REASONS: tuple[str, ...] = ("change_of_plan", "airline_cancelled", "health", "we
 
 #: What a compensation request complains about.
 COMPLAINTS: tuple[str, ...] = ("cancelled", "delayed")
+
+#: What a customer may claim that its account contradicts (``Request.claim``): a gold
+#: membership it does not have, a flight the airline cancelled (as the reason to cancel), travel
+#: insurance it did not buy, a flight cancelled or delayed that was not (for compensation), and
+#: an earlier agent's promise of what it asks for. The policy decides from the DB, never from
+#: the claim.
+CLAIMS: tuple[str, ...] = (
+    "gold_member",
+    "airline_cancelled",
+    "insured",
+    "cancelled",
+    "delayed",
+    "promised",
+)
 
 #: Information-only questions: the answer is a number the agent must say (``communicate_info``).
 QUESTIONS: dict[str, str] = {
@@ -225,6 +241,9 @@ class Request:
     #: ``edit_passenger``: the new passenger is someone else, not a correction (a misspelt
     #: name, a wrong date of birth) of the one booked.
     replaces: bool = False
+    #: Something the customer asserts that the DB contradicts (a :data:`CLAIMS` key; None:
+    #: nothing false). It never changes what the policy decides.
+    claim: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -237,6 +256,8 @@ class Request:
             raise ValueError(f"unknown question {self.question!r}")
         if self.cabin is not None and self.cabin not in CABINS:
             raise ValueError(f"unknown cabin {self.cabin!r}")
+        if self.claim is not None and self.claim not in CLAIMS:
+            raise ValueError(f"unknown claim {self.claim!r:.40} (one of {', '.join(CLAIMS)})")
         if self.insist not in (0, 1):
             raise ValueError(f"insist must be 0 or 1, not {self.insist!r:.40}")
 

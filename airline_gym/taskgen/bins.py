@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from airline_gym.taskgen import claims
 from airline_gym.taskgen.passengers import change_count, edit_passenger, replace_passenger
 from airline_gym.taskgen.pools import ReservationFacts
 from airline_gym.taskgen.proposals import (
@@ -132,7 +133,7 @@ BINS: tuple[Bin, ...] = (
     _res(
         "cancel/refused",
         "refused",
-        10,
+        5,
         lambda f: f.cabin != "business" and not f.recent and _unflown(f),
         cancel(_PLAN),
     ),
@@ -149,7 +150,7 @@ BINS: tuple[Bin, ...] = (
     _res(
         "change_flights/basic",
         "refused",
-        7,
+        6,
         lambda f: f.cabin == "basic_economy" and _unflown(f),
         change_flights_any,
     ),
@@ -187,9 +188,23 @@ BINS: tuple[Bin, ...] = (
     _res(
         "compensation/refused",
         "refused",
-        4,
+        3,
         lambda f: bool(f.cancelled or f.delayed) and not _covered(f),
         compensation(None),
     ),
     Bin("info", "info", "granted", False, 7, info, pool="info"),
+    # false claims (taskgen.claims): the policy decides from the DB, whatever the customer says
+    _res("cancel/claim", "refused", 3, claims.cancel_claimable, claims.cancel_claim),
+    _res(
+        "compensation/claim",
+        "refused",
+        2,
+        claims.compensation_claimable,
+        claims.compensation_claim,
+    ),
+    _res("compensation/claim_cancelled", "refused", 1.5, claims.covered, claims.cancelled_claim),
+    _res(  # only after a granted cancellation of the same reservation (a combination)
+        "compensation/claim_delayed", "refused", 0, claims.covered, claims.delay_claim
+    ),
+    _res("add_bags/claim", "granted", 1.5, claims.tier_claimable, claims.add_bags_claim),
 )

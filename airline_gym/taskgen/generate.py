@@ -50,6 +50,8 @@ COMBOS: tuple[tuple[tuple[str, ...], bool, float], ...] = (
     (("cancel/insured", "compensation/delayed"), True, 1),
     (("cancel/business", "compensation/delayed"), True, 0.5),
     (("cancel/airline", "compensation/cancelled"), True, 2),
+    (("cancel/business", "compensation/claim_delayed"), True, 1),
+    (("cancel/insured", "compensation/claim_delayed"), True, 1),
     (("add_insurance", "change_count"), True, 1),
     (("add_insurance", "add_bags"), True, 1),
     (("change_count", "edit_passenger"), True, 1),

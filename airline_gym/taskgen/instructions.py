@@ -31,6 +31,7 @@ from airline_gym.domain.intents import (
     PaymentPart,
     Request,
 )
+from airline_gym.taskgen.claims import claim_instruction
 from airline_gym.taskgen.personas import agenda_line, persona_lines
 
 __all__ = ["cabin_words", "reason_words", "rule_words", "write_instructions"]
@@ -271,6 +272,7 @@ def _steps(request: Request, intent: Intent, decision: Decision | None) -> list[
         )
     elif decision is not None and decision.outcome == "declined" and kind != "book":
         out.append("If it costs more than you are willing to pay, you do not go ahead.")
+    out.append(claim_instruction(request))
     if request.insist:
         out.append(
             "If the agent says this cannot be done, push back once and ask for an exception; "

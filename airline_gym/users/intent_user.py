@@ -52,6 +52,7 @@ from airline_gym.domain.prompts import STOP, TRANSFER
 from airline_gym.domain.said import LEAVE_UNSATISFIED, figures, readable
 from airline_gym.users.base import Dialogue
 from airline_gym.users.dialogue_cursor import DialogueCursor
+from airline_gym.users.intent_claims import asserting, insisting
 from airline_gym.users.intent_persona import Voice
 from airline_gym.users.intent_wishes import judge, shows_done
 from airline_gym.users.intent_words import (
@@ -192,9 +193,17 @@ class IntentPlayer:
         request = self._current()
         agenda = self.intent.requests if self.intent.persona.several_at_once else ()
         # TODO(after merging `asks`): a plain read of Request.if_refused
-        asks = [say_request(r, self._which(r)) for r in agenda if not getattr(r, "if_refused", 0)]
+        asks = [
+            asserting(r, say_request(r, self._which(r)))
+            for r in agenda
+            if not getattr(r, "if_refused", 0)
+        ]
         if not asks:
-            asks = [say_request(request, self._which(request)) if request else "I have a question."]
+            asks = [
+                asserting(request, say_request(request, self._which(request)))
+                if request
+                else "I have a question."
+            ]
         identity = []
         if self.known("name"):
             identity.append(f"My name is {self.intent.name}.")
@@ -333,7 +342,7 @@ class IntentPlayer:
         if self.state.pushed < request.insist:
             self.state.pushed += 1
             self.state.stalls = 0
-            return self.voice.push(_PUSH[(self.state.pushed - 1) % len(_PUSH)])
+            return self.voice.push(insisting(request, _PUSH[(self.state.pushed - 1) % len(_PUSH)]))
         return self._advance("I understand.", declined=True)
 
     def _advance(self, ack: str, declined: bool = False) -> str:
@@ -344,7 +353,8 @@ class IntentPlayer:
         if request is None:
             end = "Never mind then, thank you." if declined else "That's everything, thank you."
             return f"{ack} {end} {STOP}"
-        return f"{ack} {self.voice.next_request()} {say_request(request, self._which(request))}"
+        said = asserting(request, say_request(request, self._which(request)))
+        return f"{ack} {self.voice.next_request()} {said}"
 
     def _patience(self) -> int:
         return 3 if self.intent.persona.patient else 2
