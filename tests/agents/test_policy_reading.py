@@ -34,13 +34,13 @@ pytestmark = pytest.mark.usefixtures("tau3_for_module")
 
 def _said(request: Request) -> Request:
     """``request`` as far as the customer says it: never its budget caps or how often it pushes
-    back."""
+    back; its false claim is said, but the agent decides from the DB and never reads it."""
     legs = tuple(replace(leg, rule=replace(leg.rule, max_price=None)) for leg in request.legs)
     trip = request.trip
     if trip is not None:
         back = trip.return_rule and replace(trip.return_rule, max_price=None)
         trip = replace(trip, outbound=replace(trip.outbound, max_price=None), return_rule=back)
-    return replace(request, legs=legs, trip=trip, max_total=None, insist=0)
+    return replace(request, legs=legs, trip=trip, max_total=None, insist=0, claim=None)
 
 
 def _statement(request: Request) -> Request:

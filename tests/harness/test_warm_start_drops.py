@@ -19,7 +19,11 @@ pytestmark = pytest.mark.usefixtures("tau3_for_module")  # generating reads tau3
 
 @pytest.fixture(scope="module")
 def tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    records = generate(16, 2, kinds=["info", "cancel/flown", "change_cabin"]).records
+    # 16 tasks, one of them a question before a hand-off (info+cancel/flown), whatever the
+    # mix's weights make of the first 16 of a seed
+    made = generate(60, 2, kinds=["info", "cancel/flown", "change_cabin"]).records
+    hand_off = [r for r in made if r["airline_gym"]["bins"] == ["info", "cancel/flown"]][:1]
+    records = hand_off + [r for r in made if r not in hand_off][: 16 - len(hand_off)]
     path = tmp_path_factory.mktemp("drops") / "tasks.json"
     path.write_text(json.dumps(records), encoding="utf-8")
     return path
