@@ -19,6 +19,7 @@ from airline_gym.domain.database import PristineDB
 from airline_gym.domain.decisions import Solution
 from airline_gym.domain.intents import Intent, Request
 from airline_gym.errors import describe_exception
+from airline_gym.taskgen.asks import vary
 from airline_gym.taskgen.assemble import (
     GRADINGS,
     assemble,
@@ -346,7 +347,7 @@ def generate(
             if proposal is None:
                 why = "no fitting reservation"
             else:
-                intent = _intent(pools, *proposal)
+                intent = vary(rng, pools.db, _intent(pools, *proposal))
                 try:
                     solution = decide(db.fork(), intent)
                     why = _fits(template, solution, grading)

@@ -135,7 +135,8 @@ def _which(reservation_id: str | None, intent: Intent) -> str:
     """The reservation as the customer names it (by id only when the customer knows it)."""
     if reservation_id and "reservation_ids" not in intent.unknown:
         return f"reservation {reservation_id}"
-    return "your upcoming reservation"
+    trip = intent.known.get("trip")
+    return f"your reservation {trip}" if reservation_id and trip else "your upcoming reservation"
 
 
 def _reason_for(request: Request, intent: Intent) -> str:
@@ -286,7 +287,9 @@ def _known(intent: Intent) -> str:
         if key in ("user_id", "name") or key in intent.unknown:
             continue
         label = _ITEM_WORDS.get(key, key.replace("_", " "))
-        if key == "reservation_ids" and "," in value:
+        if key == "trip":
+            lines.append(f"The reservation you call about is your trip {value}.")
+        elif key == "reservation_ids" and "," in value:
             ids = " and ".join(v.strip() for v in value.split(","))
             lines.append(f"Your reservation ids are {ids}.")
         else:

@@ -174,6 +174,7 @@ class IntentPlayer:
         if rid and self.knows_id(rid):
             return f"my reservation {rid}"
         trip = self.describe(rid) if rid and self.describe else None
+        trip = (self.intent.known.get("trip") or trip) if rid else None  # generated: its words
         return f"my reservation {trip}" if trip else "my upcoming reservation"
 
     def _current(self) -> Request | None:

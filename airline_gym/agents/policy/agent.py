@@ -19,12 +19,13 @@ from dataclasses import replace
 from typing import Any
 
 from airline_gym.agents.base import DONE, Action, offers_tool, text_message, tool_call_message
-from airline_gym.agents.policy.lookups import decide, missing_reads, resolve, wanted
+from airline_gym.agents.policy.lookups import decide, locate, missing_reads, resolve, wanted
 from airline_gym.agents.policy.reading import (
     USER_ID_RE,
     read_details,
     read_name,
     read_requests,
+    read_trip,
     said_yes,
 )
 from airline_gym.agents.policy.speech import (
@@ -81,6 +82,8 @@ class PolicyAgent:
         self.decisions: list[Decision] = []
         #: Every request statement heard, as read.
         self.stated: list[Request] = []
+        #: The trip a request's reservation was named by, when the customer gave no id.
+        self.trips: dict[Request, str] = {}
         self.heard = ""
         self.ended = False
         self._pending: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -194,17 +197,34 @@ class PolicyAgent:
         for request in reversed(read_requests(text)):
             if request not in self.stated:
                 self.stated.append(request)
+                trip = read_trip(text)
+                if trip and not request.reservation_id:
+                    self.trips[request] = trip
                 return request
         return None
 
     def serve(self, request: Request) -> Script:
         """Settle one request; the customer's last reply."""
+        request = yield from self.find(request)
         question = details_question(request, self.wording)
         if question:
             answer = yield from self.say(question)
             request = read_details(answer, request)
         request, decision = yield from self.look_up(request)
         return (yield from self.act_on(request, decision))
+
+    def find(self, request: Request) -> Script:
+        """``request`` with the id of the reservation the customer named by its trip, found in
+        its profile's reservations (unchanged when it gave an id)."""
+        trip = self.trips.get(request)
+        for _ in range(_MAX_ROUNDS if trip and self.user_id else 0):
+            calls, rid = locate(self.world, self.user_id or "", trip or "")
+            if rid:
+                return replace(request, reservation_id=rid)
+            if not calls:
+                break
+            yield from self.call(calls)
+        return request
 
     def look_up(self, request: Request) -> Script:
         """Make the lookups the policy needs; (the request, the policy's decision or None)."""
