@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from airline_gym.taskgen.asks import over_budget, over_budget_proposer
 from airline_gym.taskgen.passengers import change_count, edit_passenger, replace_passenger
 from airline_gym.taskgen.pools import ReservationFacts
 from airline_gym.taskgen.proposals import (
@@ -104,9 +105,11 @@ def _way_back(f: ReservationFacts) -> bool:
 
 _PLAN = ("change_of_plan", "other")
 
+
 BINS: tuple[Bin, ...] = (
-    Bin("book", "book", "granted", True, 8, book, pool="book"),
-    Bin("book/declined", "book", "declined", False, 2, book_any, pool="book_any"),
+    Bin("book", "book", "granted", True, 9, book, pool="book"),
+    Bin("book/declined", "book", "declined", False, 1, book_any, pool="book_any"),
+    Bin("book/over_budget", "book", "declined", False, 1, over_budget_proposer(book), pool="book"),
     _res("cancel/24h", "granted", 3, lambda f: f.recent and _unflown(f), cancel(_PLAN)),
     _res(
         "cancel/airline",
@@ -132,7 +135,7 @@ BINS: tuple[Bin, ...] = (
     _res(
         "cancel/refused",
         "refused",
-        10,
+        9,
         lambda f: f.cabin != "business" and not f.recent and _unflown(f),
         cancel(_PLAN),
     ),
@@ -145,20 +148,23 @@ BINS: tuple[Bin, ...] = (
         flown=True,
     ),
     _res("change_flights", "granted", 8, _changeable, change_flights),
-    _res("change_flights/declined", "declined", 2, _changeable, change_flights_any),
+    _res("change_flights/declined", "declined", 1, _changeable, change_flights_any),
+    _res("change_flights/over_budget", "declined", 0.5, _changeable, over_budget(change_flights)),
     _res(
         "change_flights/basic",
         "refused",
-        7,
+        6.5,
         lambda f: f.cabin == "basic_economy" and _unflown(f),
         change_flights_any,
     ),
     _res("change_flights/route", "refused", 2, _changeable, change_route),
     _res("change_flights/under_way", "granted", 2, _way_back, change_return),
     _res("change_flights/flown", "refused", 1, _way_back, change_outbound),
-    _res("change_cabin", "granted", 6, _unflown, change_cabin),
+    _res("change_cabin", "granted", 7, _unflown, change_cabin),
     _res("change_cabin/flown", "refused", 5, _flown, change_cabin, flown=True),
-    _res("add_bags", "granted", 4, _unflown, add_bags),
+    _res("change_cabin/over_budget", "declined", 1, _unflown, over_budget(change_cabin)),
+    _res("add_bags", "granted", 5, _unflown, add_bags),
+    _res("add_bags/over_budget", "declined", 0.5, _unflown, over_budget(add_bags)),
     _res("edit_passenger", "granted", 3, _unflown, edit_passenger),
     _res("edit_passenger/replace", "granted", 1.5, _unflown, replace_passenger),
     _res("change_count", "refused", 3, _unflown, change_count, lookups=False),

@@ -191,12 +191,12 @@ def _steps(request: Request, intent: Intent, decision: Decision | None) -> list[
             if request.insurance
             else (" and you do not want travel insurance.")
         )
-        caps = [r.max_price for r in (trip.outbound, trip.return_rule) if r and r.max_price]
-        if caps:
-            out.append(
-                f"You will pay at most {_money(min(caps))} per traveller for a direction; "
-                "if the flight your rule picks costs more, you do not book it."
-            )
+        for way, rule in (("going out", trip.outbound), ("coming back", trip.return_rule)):
+            if rule is not None and rule.max_price is not None:
+                out.append(
+                    f"You will pay at most {_money(rule.max_price)} per traveller for the flight "
+                    f"{way}; if the flight your rule picks costs more, you do not book the trip."
+                )
         out.append(_payment(request.payment, "the booking"))
     elif kind == "cancel":
         why = reason_words(request.reason)

@@ -100,7 +100,7 @@ def test_the_gold_replays_under_the_reference(
     from test_taskgen_vs_reference import _both, diverse
 
     path = tmp_path_factory.mktemp("under-way") / "tasks.json"
-    records = generate(24, 6, kinds=NEW_KINDS.split(",")).records
+    records = generate(40, 6, kinds=NEW_KINDS.split(",")).records  # under_way is rare
     write_tasks(records, path)
     sample = diverse(records, 4)
     assert {r["airline_gym"]["bins"][0] for r in sample} == set(NEW_KINDS.split(","))
