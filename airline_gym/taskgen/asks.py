@@ -1,4 +1,5 @@
-"""What a generated customer does not know (its reservation id) and what it will pay (a cap).
+"""What a generated customer does not know (its reservation id), what it will pay (a cap), and
+what it asks when its first choice is not done (a fallback).
 
 A share of the customers that call about a reservation do not remember its id
 (:data:`UNKNOWN_SHARE`): they name the trip instead (its route and first flight's date,
@@ -15,6 +16,13 @@ bags) set a cap sampled from what the policy solver prices it at: on the whole c
 any bin); the ``*/over_budget`` bins (:func:`over_budget`) set one below it: the customer, reading
 the live DB's prices, declines the proposal and the DB stays as it is.
 
+A fallback (``Request.if_refused``) follows the request it stands in for: "if you can't change
+it, cancel it if you can", "if business costs too much, then economy". The solver decides it only
+when the request before it was refused or declined (``Context.unasked`` decides the rest: not
+asked, no action); the offline customer asks it only after hearing the refusal
+(:mod:`airline_gym.users.intent_fallbacks`); :func:`fallback_condition` states it to the LLM
+customer. The ``*/fallback*`` bins come only in combinations after the request they back up.
+
 A customer that does not know its user id is not made: the airline's tools find a user only by
 id (no search by name, e-mail or date of birth), so the policy could not serve it.
 """
@@ -29,14 +37,19 @@ from typing import Any
 from airline_gym.domain.database import PristineDB
 from airline_gym.domain.decisions import Decision
 from airline_gym.domain.intents import Intent, Request
-from airline_gym.taskgen.context import SolverError
+from airline_gym.taskgen.context import NOT_ASKED, SolverError
 from airline_gym.taskgen.pools import Pools, ReservationFacts
-from airline_gym.taskgen.proposals import Build, Proposer
+from airline_gym.taskgen.proposals import Build, Proposer, change_cabin
 
 __all__ = [
     "CAP_SHARE",
     "CHARGING",
+    "FALLBACK_COMBOS",
+    "NOT_ASKED",
     "UNKNOWN_SHARE",
+    "cabin_to",
+    "fallback",
+    "fallback_condition",
     "forget_reservation_ids",
     "over_budget",
     "over_budget_proposer",
@@ -49,6 +62,15 @@ __all__ = [
 UNKNOWN_SHARE = 0.13
 #: The share of customers asking for something that charges who give a cap it fits under.
 CAP_SHARE = 0.35
+#: The mix's combinations with a fallback (bins on one reservation, weight): "if you can't
+#: change it, cancel it if you can" (granted, refused, or not asked after a granted change);
+#: "if business costs too much, then economy".
+FALLBACK_COMBOS: tuple[tuple[tuple[str, ...], bool, float], ...] = (
+    (("change_flights/basic", "cancel/fallback"), True, 2),
+    (("change_flights/basic", "cancel/fallback_refused"), True, 2),
+    (("change_flights", "cancel/fallback_unasked"), True, 2.5),
+    (("change_cabin/business_over_budget", "change_cabin/fallback_economy"), True, 2),
+)
 #: The request kinds that charge.
 CHARGING = frozenset({"book", "change_flights", "change_cabin", "add_bags"})
 
@@ -198,3 +220,33 @@ def over_budget_proposer(propose: Proposer) -> Proposer:
         return None if request is None else (found[0], request)
 
     return capped
+
+
+def fallback(build: Build) -> Build:
+    """``build`` as a fallback of the request before it (``if_refused``)."""
+
+    def second(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
+        request = build(rng, pools, facts)
+        return None if request is None else replace(request, if_refused=True)
+
+    return second
+
+
+def fallback_condition(number: int | None) -> str:
+    """The LLM customer's condition for a fallback (``number``: the request it backs up, when
+    the instructions number them)."""
+    before = f"request {number}" if number else "what you asked for before"
+    return (
+        f"Ask for this only if the agent says it cannot do {before}, or you turn that down; "
+        f"if the agent does {before}, do not ask for this at all."
+    )
+
+
+def cabin_to(cabin: str) -> Build:
+    """A cabin change of the reservation to ``cabin``."""
+
+    def build(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request | None:
+        request = change_cabin(rng, pools, facts)
+        return None if request is None else replace(request, cabin=cabin)
+
+    return build

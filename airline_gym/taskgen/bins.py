@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from airline_gym.taskgen.asks import over_budget, over_budget_proposer
+from airline_gym.taskgen.asks import cabin_to, fallback, over_budget, over_budget_proposer
 from airline_gym.taskgen.passengers import change_count, edit_passenger, replace_passenger
 from airline_gym.taskgen.pools import ReservationFacts
 from airline_gym.taskgen.proposals import (
@@ -106,6 +106,18 @@ def _way_back(f: ReservationFacts) -> bool:
 _PLAN = ("change_of_plan", "other")
 
 
+def _insured_cancel(f: ReservationFacts) -> bool:
+    return f.insured and f.cabin != "business" and not f.recent and _unflown(f)
+
+
+def _refused_cancel(f: ReservationFacts) -> bool:
+    return f.cabin != "business" and not f.recent and _unflown(f)
+
+
+def _basic(f: ReservationFacts) -> bool:
+    return f.cabin == "basic_economy" and _unflown(f)
+
+
 BINS: tuple[Bin, ...] = (
     Bin("book", "book", "granted", True, 9, book, pool="book"),
     Bin("book/declined", "book", "declined", False, 1, book_any, pool="book_any"),
@@ -139,6 +151,10 @@ BINS: tuple[Bin, ...] = (
         lambda f: f.cabin != "business" and not f.recent and _unflown(f),
         cancel(_PLAN),
     ),
+    # fallbacks (if_refused), only in combinations after the request they back up
+    _res("cancel/fallback", "granted", 0, _insured_cancel, fallback(cancel(("health", "weather")))),
+    _res("cancel/fallback_refused", "refused", 0, _refused_cancel, fallback(cancel(_PLAN))),
+    _res("cancel/fallback_unasked", "declined", 0, _unflown, fallback(cancel(_PLAN))),
     _res(  # a transfer is what a bail-out does: kept near the benchmark's share (1 in 50)
         "cancel/flown",
         "transfer",
@@ -163,6 +179,14 @@ BINS: tuple[Bin, ...] = (
     _res("change_cabin", "granted", 7, _unflown, change_cabin),
     _res("change_cabin/flown", "refused", 5, _flown, change_cabin, flown=True),
     _res("change_cabin/over_budget", "declined", 1, _unflown, over_budget(change_cabin)),
+    _res(
+        "change_cabin/business_over_budget",
+        "declined",
+        0,
+        _basic,
+        over_budget(cabin_to("business")),
+    ),
+    _res("change_cabin/fallback_economy", "granted", 0, _basic, fallback(cabin_to("economy"))),
     _res("add_bags", "granted", 5, _unflown, add_bags),
     _res("add_bags/over_budget", "declined", 0.5, _unflown, over_budget(add_bags)),
     _res("edit_passenger", "granted", 3, _unflown, edit_passenger),

@@ -19,7 +19,7 @@ from airline_gym.domain.database import PristineDB
 from airline_gym.domain.decisions import Solution
 from airline_gym.domain.intents import Intent, Request
 from airline_gym.errors import describe_exception
-from airline_gym.taskgen.asks import vary
+from airline_gym.taskgen.asks import FALLBACK_COMBOS, vary
 from airline_gym.taskgen.assemble import (
     GRADINGS,
     assemble,
@@ -61,6 +61,7 @@ COMBOS: tuple[tuple[tuple[str, ...], bool, float], ...] = (
     (("change_flights/basic", "info"), False, 1),
     (("info", "cancel/flown"), False, 1),  # the question first: the call ends at a transfer
     (("book", "info"), False, 1),
+    *FALLBACK_COMBOS,
 )
 _TRIES = 40  # proposals per task before another template is drawn
 _GIVE_UP = 400  # a template failing this many times in a row leaves the mix

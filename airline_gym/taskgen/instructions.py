@@ -31,6 +31,8 @@ from airline_gym.domain.intents import (
     PaymentPart,
     Request,
 )
+from airline_gym.taskgen.asks import fallback_condition
+from airline_gym.taskgen.context import NOT_ASKED
 
 __all__ = ["cabin_words", "reason_words", "rule_words", "write_instructions"]
 
@@ -269,7 +271,12 @@ def _steps(request: Request, intent: Intent, decision: Decision | None) -> list[
             f"You will pay at most {_money(request.max_total)} in all for this; "
             "if it costs more, you do not go ahead."
         )
-    elif decision is not None and decision.outcome == "declined" and kind != "book":
+    elif (
+        decision is not None
+        and decision.outcome == "declined"
+        and kind != "book"
+        and (decision.clause != NOT_ASKED)
+    ):
         out.append("If it costs more than you are willing to pay, you do not go ahead.")
     if request.insist:
         out.append(
@@ -311,11 +318,16 @@ def write_instructions(intent: Intent, solution: Solution) -> dict[str, str | No
     reason = "You want help with your reservations."
     if reasons:
         first = reasons[0][0].upper() + reasons[0][1:]
-        reason = first + "".join(f"; then {r}" for r in reasons[1:]) + "."
+        joins = [
+            "; if that cannot be done, " if r.if_refused else "; then " for r in intent.requests
+        ]
+        reason = first + "".join(j + r for j, r in zip(joins[1:], reasons[1:], strict=True)) + "."
     blocks: list[str] = []
     many = len(intent.requests) > 1
     for i, request in enumerate(intent.requests):
         steps = " ".join(_steps(request, intent, decisions.get(i)))
+        if request.if_refused:  # a fallback: asked only when the request before it is not done
+            steps = f"{fallback_condition(i if many else None)} {steps}"
         blocks.append(f"{i + 1}. {steps}" if many else steps)
     if many:
         blocks.insert(0, "Ask for one thing at a time, in this order, and finish each first:")

@@ -23,6 +23,8 @@ Its rules, for each agent message, in order:
    it wants instead otherwise (after two such misses it leaves, unsatisfied), and declines what
    is over its budget. A question without the details gets "What exactly would you do?".
 7. "Anything else?": the next request when its account shows this one done, else it restates it.
+   A fallback request (``if_refused``) comes next only after a refusal or a decline: after a
+   granted request it is skipped (:mod:`~airline_gym.users.intent_fallbacks`).
 8. Anything else is a stall: it restates its request; after three stalls in a row (two if
    impatient), or ``max_turns`` turns, it leaves unsatisfied.
 
@@ -49,6 +51,7 @@ from airline_gym.domain.prompts import STOP, TRANSFER
 from airline_gym.domain.said import LEAVE_UNSATISFIED, figures, readable
 from airline_gym.users.base import Dialogue
 from airline_gym.users.dialogue_cursor import DialogueCursor
+from airline_gym.users.intent_fallbacks import lead_in, next_index
 from airline_gym.users.intent_wishes import judge, shows_done
 from airline_gym.users.intent_words import (
     DONE_RE,
@@ -324,12 +327,14 @@ class IntentPlayer:
     def _advance(self, ack: str, declined: bool = False) -> str:
         """Close the current request and say the next one (or stop)."""
         old = self.state
-        self.state = _Progress(index=old.index + 1, said=old.said, turns=old.turns, yeses=old.yeses)
+        index = next_index(self.intent, old.index, refused=declined)  # skips unasked fallbacks
+        self.state = _Progress(index=index, said=old.said, turns=old.turns, yeses=old.yeses)
         request = self._current()
         if request is None:
             end = "Never mind then, thank you." if declined else "That's everything, thank you."
             return f"{ack} {end} {STOP}"
-        return f"{ack} I also have another request. {say_request(request, self._which(request))}"
+        lead = lead_in(self.intent, index)
+        return f"{ack} {lead} {say_request(request, self._which(request))}"
 
     def _patience(self) -> int:
         return 3 if self.intent.persona.patient else 2

@@ -41,7 +41,7 @@ def _said(request: Request) -> Request:
     if trip is not None:
         back = trip.return_rule and replace(trip.return_rule, max_price=None)
         trip = replace(trip, outbound=replace(trip.outbound, max_price=None), return_rule=back)
-    return replace(request, legs=legs, trip=trip, max_total=None, insist=0)
+    return replace(request, legs=legs, trip=trip, max_total=None, insist=0, if_refused=False)
 
 
 def _statement(request: Request) -> Request:
@@ -72,7 +72,11 @@ GREETING = {"role": "assistant", "content": "Hi! How can I help you today?"}
 
 def _players() -> list[tuple[IntentPlayer, Request]]:
     """A customer for each request of each intent (alone, so it says it first)."""
-    return [(IntentPlayer(replace(i, requests=(r,))), r) for i in _intents() for r in i.requests]
+    return [
+        (IntentPlayer(replace(i, requests=(replace(r, if_refused=False),))), r)
+        for i in _intents()
+        for r in i.requests
+    ]
 
 
 def _ask(player: IntentPlayer, question: str) -> str:

@@ -1,8 +1,9 @@
-"""What generated customers do not know and what they can pay (issue 36): a customer that does
-not remember its reservation id names the trip, and the agent finds the reservation from the
-profile; a cap sampled from the solver's price is granted above it and declined below it. Each
-trait's gold replays at 1.0 under the reference, the gold dialogue and the observation-only
-policy agent score 1.0, doing nothing passes none."""
+"""What generated customers do not know, what they can pay, what they ask next (issue 36): a
+customer that does not remember its reservation id names the trip, and the agent finds the
+reservation from the profile; a cap sampled from the solver's price is granted above it and
+declined below it; a fallback is asked only after a refusal. Each trait's gold replays at 1.0
+under the reference, the gold dialogue and the observation-only policy agent score 1.0, doing
+nothing passes none."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from airline_gym.taskgen.generate import generate
 from airline_gym.taskgen.output import write_tasks
 from airline_gym.taskgen.solver import solve
 from airline_gym.users.intent_wishes import judge
+from airline_gym.users.intent_words import say_request
 
 pytestmark = pytest.mark.usefixtures("tau3_for_module")
 
@@ -46,7 +48,11 @@ def budget(record: dict[str, Any]) -> bool:
     )
 
 
-TRAITS = {"unknown_reservation": unknown_reservation, "budget": budget}
+def fallback(record: dict[str, Any]) -> bool:
+    return any(r.get("if_refused") for r in record["airline_gym"]["intent"]["requests"])
+
+
+TRAITS = {"unknown_reservation": unknown_reservation, "budget": budget, "fallback": fallback}
 
 
 @pytest.fixture(scope="module")
@@ -107,10 +113,17 @@ def _play(path: Path, record: dict[str, Any], agent: Any) -> Any:
 
 def test_the_policy_agent_finds_the_reservation_from_the_trip(sample, tmp_path: Path) -> None:
     """It sees only the conversation: it reads the profile and the reservations listed there
-    until one has the trip the customer named; the customer never says the id first."""
+    until one has the trip the customer named; the customer never says the id first. A flight
+    change then bags: the trip's first date has moved when the bags are asked for (the agent
+    remembers which reservation the trip was; it scored 0 on g36036_151 before)."""
+    moved = generate(80, 151, kinds=["change_flights", "add_bags"]).records
+    records = sample + [
+        r for r in moved if r["airline_gym"]["bins"] == ["change_flights", "add_bags"]
+    ]
     path = tmp_path / "tasks.json"
-    write_tasks(sample, path)
-    unknown = [r for r in sample if unknown_reservation(r)]
+    write_tasks(records, path)
+    unknown = [r for r in records if unknown_reservation(r)]
+    assert sum(r["airline_gym"]["bins"] == ["change_flights", "add_bags"] for r in unknown) >= 1
     for record in unknown:
         result = _play(path, record, PolicyAgent())
         assert result.reward == 1.0, (record["id"], record["airline_gym"]["bins"])
@@ -142,7 +155,7 @@ def test_the_gold_replays_under_the_reference(
     path = tmp_path / "tasks.json"
     write_tasks(sample, path)
     chosen = diverse([r for r in sample if TRAITS[trait](r)], 5)
-    assert len(chosen) == 5
+    assert len(chosen) >= 4  # the fallback: its four combinations
     for record in chosen:
         ours, theirs = _both(path, record, agent)
         where = f"{record['id']} {record['airline_gym']['bins']} {agent}"
@@ -206,3 +219,50 @@ def test_the_customer_declines_over_its_cap_from_the_live_db_prices() -> None:
         assert judge(request, text, live, intent.user_id).answer == "yes"
         tried += 1
     assert tried >= 3
+
+
+def test_a_fallback_is_asked_only_after_a_refusal(sample, tmp_path: Path) -> None:
+    """The customer says its fallback only after the request before it was refused or declined;
+    after a granted one never, and the gold has no action for it. The instructions make it a
+    condition."""
+    path = tmp_path / "tasks.json"
+    write_tasks(sample, path)
+    kinds: set[str] = set()
+    for record in filter(fallback, sample):
+        meta = record["airline_gym"]
+        intent = Intent.from_json(meta["intent"])
+        (index,) = [i for i, r in enumerate(intent.requests) if r.if_refused]
+        first, second = meta["outcomes"][index - 1], meta["outcomes"][index]
+        kinds.add(f"{first}->{second}")
+        instructions = record["user_scenario"]["instructions"]
+        assert "if that cannot be done, " in instructions["reason_for_call"]
+        assert (
+            f"only if the agent says it cannot do request {index}"
+            in (instructions["task_instructions"])
+        )
+        rid = intent.requests[index].reservation_id
+        which = intent.known.get("trip") if "reservation_ids" in intent.unknown else rid
+        fallback_said = say_request(intent.requests[index], f"my reservation {which}")
+        result = _play(path, record, PolicyAgent())
+        assert result.reward == 1.0, (record["id"], meta["bins"])
+        said = [str(m.get("content") or "") for m in result.messages if m["role"] == "user"]
+        asked = [i for i, text in enumerate(said) if fallback_said in text]
+        if first == "granted":
+            assert not asked and second == "declined"
+            names = [a["name"] for a in record["evaluation_criteria"]["actions"]]
+            assert "cancel_reservation" not in names, rid
+        else:
+            assert asked and asked[0] > 0, said  # not in the opening: after the refusal
+            assert "In that case," in said[asked[0]]
+    assert {"refused->granted", "refused->refused", "granted->declined"} <= kinds, kinds
+    assert "declined->granted" in kinds, kinds  # too dear in business: economy
+
+
+def test_the_first_request_cannot_be_a_fallback() -> None:
+    data = {
+        "user_id": "a_b_1",
+        "name": "A B",
+        "requests": [{"kind": "cancel", "reservation_id": "ABC123", "if_refused": True}],
+    }
+    with pytest.raises(ValueError, match="first request cannot be a fallback"):
+        Intent.from_json(data)

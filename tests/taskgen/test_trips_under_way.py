@@ -57,8 +57,9 @@ def test_under_a_fifth_of_flown_tasks_are_trips_entirely_in_the_past(seed: int) 
     assert len(flown) >= 100 and past / len(flown) < 0.20, (past, len(flown))
     assert all(any(_flown(rid)) for rid in flown)  # every one flown in part at least
     counts = Counter(b for b, _ in picks)
-    # 1 reservation of the DB gives a granted change of the way back (a date with 5 options)
-    assert counts["change_flights/under_way"] >= 1 and counts["change_flights/flown"] >= 10
+    # 1 reservation of the DB gives a granted change of the way back (a date with 5 options):
+    # about 1 in 2,000 tasks, so a seed may have none; the next test draws it by its kind
+    assert counts["change_flights/flown"] >= 10
 
 
 def test_a_flight_change_on_a_trip_under_way_moves_the_way_back_only() -> None:

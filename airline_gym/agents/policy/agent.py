@@ -84,6 +84,8 @@ class PolicyAgent:
         self.stated: list[Request] = []
         #: The trip a request's reservation was named by, when the customer gave no id.
         self.trips: dict[Request, str] = {}
+        #: The reservation each trip named was found to be.
+        self.located: dict[str, str] = {}
         self.heard = ""
         self.ended = False
         self._pending: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -217,9 +219,12 @@ class PolicyAgent:
         """``request`` with the id of the reservation the customer named by its trip, found in
         its profile's reservations (unchanged when it gave an id)."""
         trip = self.trips.get(request)
+        if trip in self.located:  # found before (a change since may have moved its first date)
+            return replace(request, reservation_id=self.located[trip])
         for _ in range(_MAX_ROUNDS if trip and self.user_id else 0):
             calls, rid = locate(self.world, self.user_id or "", trip or "")
             if rid:
+                self.located[trip or ""] = rid
                 return replace(request, reservation_id=rid)
             if not calls:
                 break
