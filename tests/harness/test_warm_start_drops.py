@@ -19,7 +19,9 @@ pytestmark = pytest.mark.usefixtures("tau3_for_module")  # generating reads tau3
 
 @pytest.fixture(scope="module")
 def tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    records = generate(16, 6, kinds=["info", "cancel/flown", "change_cabin"]).records
+    records = generate(
+        16, 8, kinds=["info", "cancel/flown", "change_cabin"]
+    ).records  # has the pair
     path = tmp_path_factory.mktemp("drops") / "tasks.json"
     path.write_text(json.dumps(records), encoding="utf-8")
     return path
