@@ -150,21 +150,13 @@ def test_the_gold_replays_under_the_reference(
 ) -> None:
     pytest.importorskip("tau2.evaluator.evaluator")
     sys.path.insert(0, str(Path(__file__).parent))
-    from test_taskgen_vs_reference import _both, diverse
+    from test_taskgen_vs_reference import assert_replays, diverse
 
     path = tmp_path / "tasks.json"
     write_tasks(sample, path)
     chosen = diverse([r for r in sample if TRAITS[trait](r)], 5)
     assert len(chosen) >= 4  # the fallback: its four combinations
-    for record in chosen:
-        ours, theirs = _both(path, record, agent)
-        where = f"{record['id']} {record['airline_gym']['bins']} {agent}"
-        if agent == "dialogue":
-            assert ours == theirs == 1.0, where
-        elif agent == "gold":
-            assert theirs == 1.0, where
-        else:
-            assert ours == theirs == 0.0, where
+    assert_replays(path, chosen, agent)
 
 
 def test_a_cap_is_granted_above_the_price_and_declined_below_it(sample) -> None:

@@ -98,19 +98,11 @@ def test_the_gold_replays_under_the_reference(
 ) -> None:
     pytest.importorskip("tau2.evaluator.evaluator")
     sys.path.insert(0, str(Path(__file__).parent))
-    from test_taskgen_vs_reference import _both, diverse
+    from test_taskgen_vs_reference import assert_replays, diverse
 
     path = tmp_path_factory.mktemp("under-way") / "tasks.json"
     records = generate(40, 6, kinds=NEW_KINDS.split(",")).records  # under_way is rare
     write_tasks(records, path)
     sample = diverse(records, 4)
     assert {r["airline_gym"]["bins"][0] for r in sample} == set(NEW_KINDS.split(","))
-    for record in sample:
-        ours, theirs = _both(path, record, agent)
-        where = f"{record['id']} {record['airline_gym']['bins']} {agent}"
-        if agent == "dialogue":
-            assert ours == theirs == 1.0, where
-        elif agent == "gold":
-            assert theirs == 1.0, where
-        else:
-            assert ours == theirs == 0.0, where
+    assert_replays(path, sample, agent)
