@@ -35,7 +35,9 @@ kind                fields
 
 Every kind that charges (``book``, ``change_flights``, ``change_cabin``, ``add_bags``) also reads
 ``max_total``, the customer's cap on the whole charge. Any request may carry a ``claim`` (a
-:data:`CLAIMS` key): something the customer asserts and the DB contradicts.
+:data:`CLAIMS` key): something the customer asserts and the DB contradicts. Any request but the
+first may be a fallback (``if_refused``): asked only when the one before it was refused or
+declined.
 """
 
 from __future__ import annotations
@@ -244,6 +246,9 @@ class Request:
     #: Something the customer asserts that the DB contradicts (a :data:`CLAIMS` key; None:
     #: nothing false). It never changes what the policy decides.
     claim: str | None = None
+    #: A fallback: the customer asks it only if the request before it was refused (or it
+    #: declined that one); when that one is granted, it never asks this one.
+    if_refused: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -308,6 +313,10 @@ class Intent:
     known: Mapping[str, str] = field(default_factory=dict)
     unknown: tuple[str, ...] = ()
     persona: Persona = Persona()
+
+    def __post_init__(self) -> None:
+        if self.requests and self.requests[0].if_refused:
+            raise ValueError("the first request cannot be a fallback (if_refused)")
 
     def to_json(self) -> dict[str, Any]:
         """The intent as JSON-ready data (defaults included, tuples as lists)."""

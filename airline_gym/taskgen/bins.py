@@ -9,6 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from airline_gym.taskgen import claims
+from airline_gym.taskgen.asks import (
+    FALLBACK_COMBOS,
+    cabin_to,
+    fallback,
+    over_budget,
+    over_budget_proposer,
+)
 from airline_gym.taskgen.passengers import change_count, edit_passenger, replace_passenger
 from airline_gym.taskgen.pools import ReservationFacts
 from airline_gym.taskgen.proposals import (
@@ -32,7 +39,7 @@ from airline_gym.taskgen.proposals import (
 )
 from airline_gym.taskgen.under_way import flown_proposer
 
-__all__ = ["BINS", "Bin"]
+__all__ = ["BINS", "COMBOS", "Bin"]
 
 
 @dataclass(frozen=True)
@@ -105,9 +112,23 @@ def _way_back(f: ReservationFacts) -> bool:
 
 _PLAN = ("change_of_plan", "other")
 
+
+def _insured_cancel(f: ReservationFacts) -> bool:
+    return f.insured and f.cabin != "business" and not f.recent and _unflown(f)
+
+
+def _refused_cancel(f: ReservationFacts) -> bool:
+    return f.cabin != "business" and not f.recent and _unflown(f)
+
+
+def _basic(f: ReservationFacts) -> bool:
+    return f.cabin == "basic_economy" and _unflown(f)
+
+
 BINS: tuple[Bin, ...] = (
-    Bin("book", "book", "granted", True, 8, book, pool="book"),
-    Bin("book/declined", "book", "declined", False, 2, book_any, pool="book_any"),
+    Bin("book", "book", "granted", True, 9, book, pool="book"),
+    Bin("book/declined", "book", "declined", False, 1, book_any, pool="book_any"),
+    Bin("book/over_budget", "book", "declined", False, 1, over_budget_proposer(book), pool="book"),
     _res("cancel/24h", "granted", 3, lambda f: f.recent and _unflown(f), cancel(_PLAN)),
     _res(
         "cancel/airline",
@@ -137,6 +158,10 @@ BINS: tuple[Bin, ...] = (
         lambda f: f.cabin != "business" and not f.recent and _unflown(f),
         cancel(_PLAN),
     ),
+    # fallbacks (if_refused), only in combinations after the request they back up
+    _res("cancel/fallback", "granted", 0, _insured_cancel, fallback(cancel(("health", "weather")))),
+    _res("cancel/fallback_refused", "refused", 0, _refused_cancel, fallback(cancel(_PLAN))),
+    _res("cancel/fallback_unasked", "declined", 0, _unflown, fallback(cancel(_PLAN))),
     _res(  # a transfer is what a bail-out does: kept near the benchmark's share (1 in 50)
         "cancel/flown",
         "transfer",
@@ -146,7 +171,8 @@ BINS: tuple[Bin, ...] = (
         flown=True,
     ),
     _res("change_flights", "granted", 8, _changeable, change_flights),
-    _res("change_flights/declined", "declined", 2, _changeable, change_flights_any),
+    _res("change_flights/declined", "declined", 1, _changeable, change_flights_any),
+    _res("change_flights/over_budget", "declined", 0.5, _changeable, over_budget(change_flights)),
     _res(
         "change_flights/basic",
         "refused",
@@ -157,10 +183,20 @@ BINS: tuple[Bin, ...] = (
     _res("change_flights/route", "refused", 2, _changeable, change_route),
     _res("change_flights/under_way", "granted", 2, _way_back, change_return),
     _res("change_flights/flown", "refused", 1, _way_back, change_outbound),
-    _res("change_cabin", "granted", 6, _unflown, change_cabin),
+    _res("change_cabin", "granted", 7, _unflown, change_cabin),
     _res("change_cabin/flown", "refused", 5, _flown, change_cabin, flown=True),
-    _res("add_bags", "granted", 4, _unflown, add_bags),
-    _res("edit_passenger", "granted", 3, _unflown, edit_passenger),
+    _res("change_cabin/over_budget", "declined", 1, _unflown, over_budget(change_cabin)),
+    _res(
+        "change_cabin/business_over_budget",
+        "declined",
+        0,
+        _basic,
+        over_budget(cabin_to("business")),
+    ),
+    _res("change_cabin/fallback_economy", "granted", 0, _basic, fallback(cabin_to("economy"))),
+    _res("add_bags", "granted", 5, _unflown, add_bags),
+    _res("add_bags/over_budget", "declined", 0.5, _unflown, over_budget(add_bags)),
+    _res("edit_passenger", "granted", 4, _unflown, edit_passenger),
     _res("edit_passenger/replace", "granted", 1.5, _unflown, replace_passenger),
     _res("change_count", "refused", 3, _unflown, change_count, lookups=False),
     _res(
@@ -207,4 +243,31 @@ BINS: tuple[Bin, ...] = (
         "compensation/claim_delayed", "refused", 0, claims.covered, claims.delay_claim
     ),
     _res("add_bags/claim", "granted", 1.5, claims.tier_claimable, claims.add_bags_claim),
+)
+
+#: Combinations of 2-3 requests of one customer: (bins, on one reservation, weight).
+COMBOS: tuple[tuple[tuple[str, ...], bool, float], ...] = (
+    (("change_flights", "add_bags"), True, 3),
+    (("change_cabin", "add_bags"), True, 2),
+    (("change_cabin", "edit_passenger", "add_bags"), True, 2),
+    (("edit_passenger", "add_bags"), True, 1),
+    (("change_flights", "compensation/delayed"), True, 0.5),
+    (("cancel/insured", "compensation/delayed"), True, 1),
+    (("cancel/business", "compensation/delayed"), True, 0.5),
+    (("cancel/airline", "compensation/cancelled"), True, 2),
+    (("cancel/business", "compensation/claim_delayed"), True, 1),
+    (("cancel/insured", "compensation/claim_delayed"), True, 1),
+    (("add_insurance", "change_count"), True, 1),
+    (("add_insurance", "add_bags"), True, 1),
+    (("change_count", "edit_passenger"), True, 1),
+    (("cancel/refused", "add_insurance"), True, 1),
+    (("cancel/24h", "book"), False, 2),
+    (("cancel/business", "book"), False, 1),
+    (("cancel/refused", "change_cabin"), False, 2),
+    (("cancel/insured", "change_flights"), False, 2),
+    (("cancel/refused", "info"), False, 1),
+    (("change_flights/basic", "info"), False, 1),
+    (("info", "cancel/flown"), False, 1),  # the question first: the call ends at a transfer
+    (("book", "info"), False, 1),
+    *FALLBACK_COMBOS,
 )

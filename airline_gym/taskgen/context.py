@@ -15,6 +15,9 @@ from airline_gym.domain.records import Record
 from airline_gym.errors import AirlineGymError
 from airline_gym.taskgen.facts import reservation_read, user_read
 
+#: The clause of a fallback the customer never asks (the request before it was granted).
+NOT_ASKED = "not asked: the request before it was granted"
+
 
 class SolverError(AirlineGymError, ValueError):
     """The intent cannot be decided (a malformed request, or a write the tools refuse)."""
@@ -85,6 +88,16 @@ class Context:
             tuple(self.ill_posed),
             tuple(self.choices),
         )
+
+    def unasked(self) -> Decision | None:
+        """The decision on a fallback (``if_refused``) the customer does not ask: the request
+        before it was granted (or itself not asked); no lookup, no action. None otherwise."""
+        if not self.request.if_refused or not self.earlier:
+            return None
+        before = self.earlier[-1]
+        if before.outcome == "granted" or before.clause == NOT_ASKED:
+            return self.decide("declined", NOT_ASKED)
+        return None
 
     def user(self, user_id: str | None = None) -> Record:
         """The intent's user (or another), which must exist."""

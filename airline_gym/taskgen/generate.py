@@ -19,6 +19,7 @@ from airline_gym.domain.database import PristineDB
 from airline_gym.domain.decisions import Solution
 from airline_gym.domain.intents import Intent, Request
 from airline_gym.errors import describe_exception
+from airline_gym.taskgen.asks import vary
 from airline_gym.taskgen.assemble import (
     GRADINGS,
     assemble,
@@ -26,7 +27,7 @@ from airline_gym.taskgen.assemble import (
     gold_actions,
     sequence_key,
 )
-from airline_gym.taskgen.bins import BINS, Bin
+from airline_gym.taskgen.bins import BINS, COMBOS, Bin
 from airline_gym.taskgen.personas import dress
 from airline_gym.taskgen.pools import MIN_CHOICES, Pools, build_pools
 from airline_gym.taskgen.stats import payment_sources
@@ -40,31 +41,6 @@ Write = Callable[[Intent, Solution], Any]
 log = logging.getLogger(__name__)
 
 _BY_NAME = {b.name: b for b in BINS}
-#: Combinations of 2-3 requests of one customer: (bins, on one reservation, weight).
-COMBOS: tuple[tuple[tuple[str, ...], bool, float], ...] = (
-    (("change_flights", "add_bags"), True, 3),
-    (("change_cabin", "add_bags"), True, 2),
-    (("change_cabin", "edit_passenger", "add_bags"), True, 2),
-    (("edit_passenger", "add_bags"), True, 1),
-    (("change_flights", "compensation/delayed"), True, 0.5),
-    (("cancel/insured", "compensation/delayed"), True, 1),
-    (("cancel/business", "compensation/delayed"), True, 0.5),
-    (("cancel/airline", "compensation/cancelled"), True, 2),
-    (("cancel/business", "compensation/claim_delayed"), True, 1),
-    (("cancel/insured", "compensation/claim_delayed"), True, 1),
-    (("add_insurance", "change_count"), True, 1),
-    (("add_insurance", "add_bags"), True, 1),
-    (("change_count", "edit_passenger"), True, 1),
-    (("cancel/refused", "add_insurance"), True, 1),
-    (("cancel/24h", "book"), False, 2),
-    (("cancel/business", "book"), False, 1),
-    (("cancel/refused", "change_cabin"), False, 2),
-    (("cancel/insured", "change_flights"), False, 2),
-    (("cancel/refused", "info"), False, 1),
-    (("change_flights/basic", "info"), False, 1),
-    (("info", "cancel/flown"), False, 1),  # the question first: the call ends at a transfer
-    (("book", "info"), False, 1),
-)
 _TRIES = 40  # proposals per task before another template is drawn
 _GIVE_UP = 400  # a template failing this many times in a row leaves the mix
 
@@ -350,7 +326,7 @@ def generate(
             if proposal is None:
                 why = "no fitting reservation"
             else:
-                intent = _intent(pools, *proposal)
+                intent = vary(rng, pools.db, _intent(pools, *proposal))
                 try:
                     solution = decide(db.fork(), intent)
                     why = _fits(template, solution, grading)

@@ -31,7 +31,9 @@ from airline_gym.domain.intents import (
     PaymentPart,
     Request,
 )
+from airline_gym.taskgen.asks import fallback_condition
 from airline_gym.taskgen.claims import claim_instruction
+from airline_gym.taskgen.context import NOT_ASKED
 from airline_gym.taskgen.personas import agenda_line, persona_lines
 
 __all__ = ["cabin_words", "reason_words", "rule_words", "write_instructions"]
@@ -137,7 +139,8 @@ def _which(reservation_id: str | None, intent: Intent) -> str:
     """The reservation as the customer names it (by id only when the customer knows it)."""
     if reservation_id and "reservation_ids" not in intent.unknown:
         return f"reservation {reservation_id}"
-    return "your upcoming reservation"
+    trip = intent.known.get("trip")
+    return f"your reservation {trip}" if reservation_id and trip else "your upcoming reservation"
 
 
 def _reason_for(request: Request, intent: Intent) -> str:
@@ -192,12 +195,12 @@ def _steps(request: Request, intent: Intent, decision: Decision | None) -> list[
             if request.insurance
             else (" and you do not want travel insurance.")
         )
-        caps = [r.max_price for r in (trip.outbound, trip.return_rule) if r and r.max_price]
-        if caps:
-            out.append(
-                f"You will pay at most {_money(min(caps))} per traveller for a direction; "
-                "if the flight your rule picks costs more, you do not book it."
-            )
+        for way, rule in (("going out", trip.outbound), ("coming back", trip.return_rule)):
+            if rule is not None and rule.max_price is not None:
+                out.append(
+                    f"You will pay at most {_money(rule.max_price)} per traveller for the flight "
+                    f"{way}; if the flight your rule picks costs more, you do not book the trip."
+                )
         out.append(_payment(request.payment, "the booking"))
     elif kind == "cancel":
         why = reason_words(request.reason)
@@ -270,7 +273,12 @@ def _steps(request: Request, intent: Intent, decision: Decision | None) -> list[
             f"You will pay at most {_money(request.max_total)} in all for this; "
             "if it costs more, you do not go ahead."
         )
-    elif decision is not None and decision.outcome == "declined" and kind != "book":
+    elif (
+        decision is not None
+        and decision.outcome == "declined"
+        and kind != "book"
+        and (decision.clause != NOT_ASKED)
+    ):
         out.append("If it costs more than you are willing to pay, you do not go ahead.")
     out.append(claim_instruction(request))
     if request.insist:
@@ -289,7 +297,9 @@ def _known(intent: Intent) -> str:
         if key in ("user_id", "name") or key in intent.unknown:
             continue
         label = _ITEM_WORDS.get(key, key.replace("_", " "))
-        if key == "reservation_ids" and "," in value:
+        if key == "trip":
+            lines.append(f"The reservation you call about is your trip {value}.")
+        elif key == "reservation_ids" and "," in value:
             ids = " and ".join(v.strip() for v in value.split(","))
             lines.append(f"Your reservation ids are {ids}.")
         else:
@@ -311,11 +321,16 @@ def write_instructions(intent: Intent, solution: Solution) -> dict[str, str | No
     reason = "You want help with your reservations."
     if reasons:
         first = reasons[0][0].upper() + reasons[0][1:]
-        reason = first + "".join(f"; then {r}" for r in reasons[1:]) + "."
+        joins = [
+            "; if that cannot be done, " if r.if_refused else "; then " for r in intent.requests
+        ]
+        reason = first + "".join(j + r for j, r in zip(joins[1:], reasons[1:], strict=True)) + "."
     blocks: list[str] = []
     many = len(intent.requests) > 1
     for i, request in enumerate(intent.requests):
         steps = " ".join(_steps(request, intent, decisions.get(i)))
+        if request.if_refused:  # a fallback: asked only when the request before it is not done
+            steps = f"{fallback_condition(i if many else None)} {steps}"
         blocks.append(f"{i + 1}. {steps}" if many else steps)
     if many:
         blocks.insert(0, agenda_line(intent.persona))

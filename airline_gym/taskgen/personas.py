@@ -43,8 +43,7 @@ SHARES: dict[str, tuple[float, float]] = {
 
 
 def _askable(intent: Intent) -> int:
-    # TODO(after merging `asks`): a plain read of Request.if_refused
-    return sum(not getattr(r, "if_refused", False) for r in intent.requests)
+    return sum(not r.if_refused for r in intent.requests)
 
 
 def _unit(intent: Intent) -> float:

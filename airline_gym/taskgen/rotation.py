@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 __all__ = ["TRIES", "Rotation"]
 
 #: Failed proposals an id gets in one round before it leaves the round.
-TRIES = 12
+TRIES = 20
 
 
 @dataclass

@@ -57,7 +57,7 @@ def solve_on(db: AirlineDB, intent: Intent) -> Solution:
     decisions: list[Decision] = []
     for index, request in enumerate(intent.requests):
         ctx = Context(db, intent, tuple(decisions), index, request)
-        decision = RULES[request.kind](ctx)
+        decision = ctx.unasked() or RULES[request.kind](ctx)  # a fallback may go unasked
         apply(db, decision.writes)
         decisions.append(decision)
     return Solution(tuple(decisions))

@@ -84,10 +84,9 @@ def task_traits(intent: Intent, db: AirlineDB | None) -> list[str]:
     requests = intent.requests
     found = {
         "unknown_reservation": "reservation_ids" in intent.unknown,
-        # TODO(after merging `asks`): a plain read of request.if_refused
         "false_claim": any(r.claim is not None for r in requests),
         "budget": any(_budget(r) for r in requests),
-        "fallback": any(getattr(r, "if_refused", False) for r in requests),
+        "fallback": any(r.if_refused for r in requests),
         "under_way": db is not None and any(_under_way(db, r.reservation_id) for r in requests),
         "correction": any(r.kind == "edit_passenger" and not r.replaces for r in requests),
         "insists": any(r.insist > 0 for r in requests),

@@ -23,6 +23,8 @@ Its rules, for each agent message, in order:
    it wants instead otherwise (after two such misses it leaves, unsatisfied), and declines what
    is over its budget. A question without the details gets "What exactly would you do?".
 7. "Anything else?": the next request when its account shows this one done, else it restates it.
+   A fallback request (``if_refused``) comes next only after a refusal or a decline: after a
+   granted request it is skipped (:mod:`~airline_gym.users.intent_fallbacks`).
 8. Anything else is a stall: it restates its request; after three stalls in a row (two if
    impatient), or ``max_turns`` turns, it leaves unsatisfied.
 
@@ -53,6 +55,7 @@ from airline_gym.domain.said import LEAVE_UNSATISFIED, figures, readable
 from airline_gym.users.base import Dialogue
 from airline_gym.users.dialogue_cursor import DialogueCursor
 from airline_gym.users.intent_claims import asserting, insisting
+from airline_gym.users.intent_fallbacks import lead_in, next_index
 from airline_gym.users.intent_persona import Voice
 from airline_gym.users.intent_wishes import judge, shows_done
 from airline_gym.users.intent_words import (
@@ -179,6 +182,7 @@ class IntentPlayer:
         if rid and self.knows_id(rid):
             return f"my reservation {rid}"
         trip = self.describe(rid) if rid and self.describe else None
+        trip = (self.intent.known.get("trip") or trip) if rid else None  # generated: its words
         return f"my reservation {trip}" if trip else "my upcoming reservation"
 
     def _current(self) -> Request | None:
@@ -192,12 +196,7 @@ class IntentPlayer:
         without waiting for a refusal), then the name and user id (when known)."""
         request = self._current()
         agenda = self.intent.requests if self.intent.persona.several_at_once else ()
-        # TODO(after merging `asks`): a plain read of Request.if_refused
-        asks = [
-            asserting(r, say_request(r, self._which(r)))
-            for r in agenda
-            if not getattr(r, "if_refused", 0)
-        ]
+        asks = [asserting(r, say_request(r, self._which(r))) for r in agenda if not r.if_refused]
         if not asks:
             asks = [
                 asserting(request, say_request(request, self._which(request)))
@@ -348,13 +347,15 @@ class IntentPlayer:
     def _advance(self, ack: str, declined: bool = False) -> str:
         """Close the current request and say the next one (or stop)."""
         old = self.state
-        self.state = _Progress(index=old.index + 1, said=old.said, turns=old.turns, yeses=old.yeses)
+        index = next_index(self.intent, old.index, refused=declined)  # skips unasked fallbacks
+        self.state = _Progress(index=index, said=old.said, turns=old.turns, yeses=old.yeses)
         request = self._current()
         if request is None:
             end = "Never mind then, thank you." if declined else "That's everything, thank you."
             return f"{ack} {end} {STOP}"
+        lead = lead_in(self.intent, index, self.voice.next_request())
         said = asserting(request, say_request(request, self._which(request)))
-        return f"{ack} {self.voice.next_request()} {said}"
+        return f"{ack} {lead} {said}"
 
     def _patience(self) -> int:
         return 3 if self.intent.persona.patient else 2

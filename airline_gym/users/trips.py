@@ -8,6 +8,7 @@ from typing import Any
 
 from airline_gym.data import data_files
 from airline_gym.domain.database import load_pristine
+from airline_gym.taskgen.asks import trip_words
 
 __all__ = ["Trips", "trips"]
 
@@ -28,13 +29,7 @@ class Trips:
     def _describe(self, reservation_id: str) -> str | None:
         path = None if self.data_dir is None else data_files(self.data_dir).db
         record = load_pristine(path).reservations.get(reservation_id)
-        if record is None:
-            return None
-        flights = record.get("flights") or []
-        first = f", first flight on {flights[0].get('date')}" if flights else ""
-        origin, destination = record.get("origin"), record.get("destination")
-        route = f"from {origin} to {destination}" if origin != destination else f"from {origin}"
-        return f"{route}{first}"
+        return None if record is None else trip_words(record)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"data_dir": self.data_dir}

@@ -76,8 +76,9 @@ BROKEN: dict[str, tuple[Mutation, str]] = {
 
 
 def _records() -> list[dict[str, Any]]:
-    """Four generated tasks; the third one has a request that edits a passenger."""
-    records = copy.deepcopy(generated_records())
+    """Four generated tasks; the third one has a request that edits a passenger (the first
+    of 40: the first 24 of seed 7 have none since issue 36's traits moved the random stream)."""
+    records = copy.deepcopy(generated_records(40))
     editing = next(r for r in records if "edit_passenger" in r["airline_gym"]["kinds"])
     others = [r for r in records if r is not editing][:3]
     return [others[0], others[1], editing, others[2]]

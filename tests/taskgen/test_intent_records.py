@@ -17,7 +17,7 @@ from airline_gym.taskgen.intent_records import load_intent_records
 #: (fields added since, at their defaults, left out: :data:`ADDED`).
 BEFORE_DATA = "ac21942955ff7f8610b7aa945b6b40baa4ee895520978d219bbdc0ff61bdaa82"
 #: Request fields added after the records were made, with their defaults.
-ADDED = {"replaces": False, "claim": None}
+ADDED = {"replaces": False, "claim": None, "if_refused": False}
 #: Persona fields added since, with their defaults.
 PERSONA_ADDED = {"chatty": False, "confused": False, "several_at_once": False}
 

@@ -84,18 +84,10 @@ def test_each_is_said_as_what_it_is_and_read_back(records) -> None:
 def test_the_gold_replays_under_the_reference(records, tmp_path: Path, agent: str) -> None:
     pytest.importorskip("tau2.evaluator.evaluator")
     sys.path.insert(0, str(Path(__file__).parent))
-    from test_taskgen_vs_reference import _both, diverse
+    from test_taskgen_vs_reference import assert_replays, diverse
 
     path = tmp_path / "tasks.json"
     write_tasks(records, path)
     sample = diverse(records, 3)
     assert {"edit_passenger/replace"} <= {b for r in sample for b in r["airline_gym"]["bins"]}
-    for record in sample:
-        ours, theirs = _both(path, record, agent)
-        where = f"{record['id']} {record['airline_gym']['bins']} {agent}"
-        if agent == "dialogue":
-            assert ours == theirs == 1.0, where
-        elif agent == "gold":
-            assert theirs == 1.0, where
-        else:
-            assert ours == theirs == 0.0, where
+    assert_replays(path, sample, agent)

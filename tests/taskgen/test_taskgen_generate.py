@@ -78,7 +78,7 @@ def test_no_two_tasks_share_user_and_gold_actions() -> None:
 
 
 def test_the_kinds_filter_keeps_only_matching_bins() -> None:
-    records = generate(40, 0, kinds=["add_insurance", "cancel"], solve=refuse_all).records
+    records = generate(80, 0, kinds=["add_insurance", "cancel"], solve=refuse_all).records
     bins = {tuple(r["airline_gym"]["bins"]) for r in records}
     assert bins == {("cancel/refused",), ("cancel/claim",), ("cancel/refused", "add_insurance")}
     names = {t.name for t in templates(["cancel"])}

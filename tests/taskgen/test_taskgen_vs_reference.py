@@ -163,6 +163,21 @@ def _both(path: Path, record: dict[str, Any], agent: str) -> tuple[float, float]
     return ours, theirs
 
 
+def assert_replays(path: Path, records: list[dict[str, Any]], agent: str) -> None:
+    """Each of ``records`` (strict, in the task file ``path``) under the reference: the gold
+    1.0 there; the gold dialogue 1.0 under both; any other agent (doing nothing, transferring)
+    0 under both."""
+    for record in records:
+        ours, theirs = _both(path, record, agent)
+        where = f"{record['id']} {record['airline_gym']['bins']} {agent}"
+        if agent == "dialogue":
+            assert ours == theirs == 1.0, where
+        elif agent == "gold":
+            assert theirs == 1.0, where
+        else:
+            assert ours == theirs == 0.0, where
+
+
 @pytest.fixture(scope="module")
 def strict(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
     path = generated_file(tmp_path_factory.mktemp("s"), STRICT_N, 11)

@@ -57,8 +57,9 @@ def test_under_a_fifth_of_flown_tasks_are_trips_entirely_in_the_past(seed: int) 
     assert len(flown) >= 100 and past / len(flown) < 0.20, (past, len(flown))
     assert all(any(_flown(rid)) for rid in flown)  # every one flown in part at least
     counts = Counter(b for b, _ in picks)
-    # 1 reservation of the DB gives a granted change of the way back (a date with 5 options)
-    assert counts["change_flights/under_way"] >= 1 and counts["change_flights/flown"] >= 10
+    # 1 reservation of the DB gives a granted change of the way back (a date with 5 options):
+    # about 1 in 2,000 tasks, so a seed may have none; the next test draws it by its kind
+    assert counts["change_flights/flown"] >= 10
 
 
 def test_a_flight_change_on_a_trip_under_way_moves_the_way_back_only() -> None:
@@ -97,19 +98,11 @@ def test_the_gold_replays_under_the_reference(
 ) -> None:
     pytest.importorskip("tau2.evaluator.evaluator")
     sys.path.insert(0, str(Path(__file__).parent))
-    from test_taskgen_vs_reference import _both, diverse
+    from test_taskgen_vs_reference import assert_replays, diverse
 
     path = tmp_path_factory.mktemp("under-way") / "tasks.json"
-    records = generate(24, 6, kinds=NEW_KINDS.split(",")).records
+    records = generate(40, 6, kinds=NEW_KINDS.split(",")).records  # under_way is rare
     write_tasks(records, path)
     sample = diverse(records, 4)
     assert {r["airline_gym"]["bins"][0] for r in sample} == set(NEW_KINDS.split(","))
-    for record in sample:
-        ours, theirs = _both(path, record, agent)
-        where = f"{record['id']} {record['airline_gym']['bins']} {agent}"
-        if agent == "dialogue":
-            assert ours == theirs == 1.0, where
-        elif agent == "gold":
-            assert theirs == 1.0, where
-        else:
-            assert ours == theirs == 0.0, where
+    assert_replays(path, sample, agent)

@@ -19,13 +19,14 @@ from dataclasses import replace
 from typing import Any
 
 from airline_gym.agents.base import DONE, Action, offers_tool, text_message, tool_call_message
-from airline_gym.agents.policy.lookups import decide, missing_reads, resolve, wanted
+from airline_gym.agents.policy.lookups import decide, locate, missing_reads, resolve, wanted
 from airline_gym.agents.policy.reading import (
     AGENDA_RE,
     USER_ID_RE,
     read_details,
     read_name,
     read_requests,
+    read_trip,
     said_yes,
 )
 from airline_gym.agents.policy.speech import (
@@ -84,6 +85,10 @@ class PolicyAgent:
         self.stated: list[Request] = []
         #: Requests a several-at-once opening listed, still to serve, in the order said.
         self.agenda: list[Request] = []
+        #: The trip a request's reservation was named by, when the customer gave no id.
+        self.trips: dict[Request, str] = {}
+        #: The reservation each trip named was found to be.
+        self.located: dict[str, str] = {}
         self.heard = ""
         self.ended = False
         self._pending: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -194,25 +199,48 @@ class PolicyAgent:
 
     def next_request(self, text: str) -> Request | None:
         """The latest request statement in ``text`` that is not one already heard; a turn
-        listing several things to sort out is an agenda, served in the order said."""
+        listing several things to sort out is an agenda, served in the order said. A request
+        without a reservation id keeps the trip the turn names, to find its reservation by."""
         new = [r for r in read_requests(text) if r not in self.stated]
         if len(new) > 1 and AGENDA_RE.search(text):
             self.stated += new
             self.agenda += new[1:]
-            return new[0]
-        if new:
-            self.stated.append(new[-1])
-            return new[-1]
-        return self.agenda.pop(0) if self.agenda else None
+        elif new:
+            new = new[-1:]
+            self.stated += new
+        else:
+            return self.agenda.pop(0) if self.agenda else None
+        trip = read_trip(text)
+        for request in new:
+            if trip and not request.reservation_id:
+                self.trips[request] = trip
+        return new[0]
 
     def serve(self, request: Request) -> Script:
         """Settle one request; the customer's last reply."""
+        request = yield from self.find(request)
         question = details_question(request, self.wording)
         if question:
             answer = yield from self.say(question)
             request = read_details(answer, request)
         request, decision = yield from self.look_up(request)
         return (yield from self.act_on(request, decision))
+
+    def find(self, request: Request) -> Script:
+        """``request`` with the id of the reservation the customer named by its trip, found in
+        its profile's reservations (unchanged when it gave an id)."""
+        trip = self.trips.get(request)
+        if trip in self.located:  # found before (a change since may have moved its first date)
+            return replace(request, reservation_id=self.located[trip])
+        for _ in range(_MAX_ROUNDS if trip and self.user_id else 0):
+            calls, rid = locate(self.world, self.user_id or "", trip or "")
+            if rid:
+                self.located[trip or ""] = rid
+                return replace(request, reservation_id=rid)
+            if not calls:
+                break
+            yield from self.call(calls)
+        return request
 
     def look_up(self, request: Request) -> Script:
         """Make the lookups the policy needs; (the request, the policy's decision or None)."""

@@ -17,11 +17,12 @@ from typing import Any
 from airline_gym.agents.policy.world import SeenWorld, call_key
 from airline_gym.domain.decisions import Call, Decision
 from airline_gym.domain.intents import Intent, Request
+from airline_gym.taskgen.asks import trip_words
 from airline_gym.taskgen.context import Context
 from airline_gym.taskgen.facts import call, directions, reservation_read, searches, user_read
 from airline_gym.taskgen.solver import RULES
 
-__all__ = ["decide", "resolve", "wanted"]
+__all__ = ["decide", "locate", "resolve", "wanted"]
 
 #: Kinds whose decision depends on the status of the reservation's flights.
 _STATUS_KINDS = frozenset({"cancel", "change_flights", "change_cabin", "compensation"})
@@ -107,6 +108,20 @@ def resolve(world: SeenWorld, user_id: str, request: Request) -> Request:
             ):
                 return replace(request, reservation_id=rid)
     return request
+
+
+def locate(world: SeenWorld, user_id: str, trip: str) -> tuple[list[Call], str | None]:
+    """The customer's reservation whose trip is ``trip`` (its words): (the lookups still
+    needed to find it, its id once found). The profile lists the reservations; each is read."""
+    user = world.users.get(user_id)
+    if user is None:
+        return [user_read(user_id)], None
+    mine = list(user["reservations"])
+    for rid in mine:
+        record = world.reservations.get(rid)
+        if record is not None and trip_words(record) == trip:
+            return [], rid
+    return [reservation_read(rid) for rid in mine if rid not in world.reservations], None
 
 
 def decide(

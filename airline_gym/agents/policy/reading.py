@@ -36,6 +36,7 @@ __all__ = [
     "read_name",
     "read_requests",
     "read_rule",
+    "read_trip",
     "said_no",
     "said_yes",
 ]
@@ -69,6 +70,11 @@ _BOUND = re.compile(r"(leaving after|leaving before|arriving before) (\d{2}:\d{2
 _WHICH = (
     r"my reservation (?P<rid>[A-Z0-9]{6})\b|my reservation from [^.:,]+(?:, [^.:]+)?"
     r"|my upcoming reservation"
+)
+
+#: A reservation named by its trip (``taskgen.asks.trip_words``), when the customer has no id.
+_TRIP_RE = re.compile(
+    rf"my reservation (from [A-Z]{{3}}(?: to [A-Z]{{3}})?, first flight on {_DATE})"
 )
 
 _BOOK = re.compile(
@@ -219,6 +225,13 @@ def _found(text: str) -> list[tuple[int, Request]]:
 def read_requests(text: str) -> list[Request]:
     """The request statements in one customer turn, in the order said."""
     return [request for _, request in _found(text)]
+
+
+def read_trip(text: str) -> str | None:
+    """The trip the customer names its reservation by (``from ATL to JFK, first flight on
+    2024-05-20``), when it gives no id."""
+    m = _TRIP_RE.search(text)
+    return m[1] if m else None
 
 
 def read_name(text: str) -> tuple[str, str] | None:
