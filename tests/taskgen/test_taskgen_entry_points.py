@@ -21,6 +21,8 @@ from airline_gym.agents.dialogue_gold import DialogueGoldAgent, dialogue_plan
 from airline_gym.domain.tasks import load_task_set
 from airline_gym.harness.runner import run_episode
 from airline_gym.integrations.task_rows import ROW_FORMATS, dataset_rows
+from airline_gym.taskgen.generate import generate
+from airline_gym.taskgen.output import write_tasks
 from airline_gym.users.intent_source import task_intent
 
 #: Generating leaves out the benchmarks' entities: it reads tau3's task file.
@@ -51,9 +53,11 @@ def gym_make(path: Path, tmp: Path) -> None:
 def eval_and_regrade(path: Path, tmp: Path) -> None:
     """eval records the strict grade, and regrade tells the same one: 1 for the gold dialogue,
     and for the bare gold calls the same mix of 0 (an unconfirmed write) and 1 (a question
-    alone: the 40 tasks of seed 7 hold one, the first 24 none)."""
-    path = generated_file(tmp, 40, 7)
-    ids = [r["id"] for r in generated_records(40, 7)]
+    alone: one is added to the 24 tasks of seed 7, whatever the mix makes of those)."""
+    records = [*generated_records(24, 7), *generate(1, 8, kinds=["info"]).records]
+    path = tmp / "generated-with-a-question.json"
+    write_tasks(records, path)
+    ids = [r["id"] for r in records]
     for agent, everywhere in (("gold-dialogue", 1.0), ("gold", None)):
         out = tmp / f"results-{agent}.json"
         done = _cli("eval", "--agent", agent, "--tasks", path, "--out", out)
