@@ -50,11 +50,12 @@ def test_the_page_marks_the_commands() -> None:
         "kinds",
         "warm-start",
         "exploit-audit",
+        "traits",
     }
-    assert PAGE.read_text(encoding="utf-8").count("<!-- run: ") == 5
+    assert PAGE.read_text(encoding="utf-8").count("<!-- run: ") == 6
 
 
-@pytest.mark.parametrize("name", ["generate", "benchmark-grading", "kinds", "warm-start"])
+@pytest.mark.parametrize("name", ["generate", "benchmark-grading", "kinds", "warm-start", "traits"])
 def test_each_documented_command_runs_as_written(name: str, tmp_path: Path) -> None:
     outputs = {}
     for line in blocks()[name]:
@@ -65,20 +66,35 @@ def test_each_documented_command_runs_as_written(name: str, tmp_path: Path) -> N
     if name == "generate":
         audit = outputs["airline-gym audit --tasks train.json --agents none"]
         assert re.search(
-            r"strict, all\s+0/500 \(0%\)\s+0/500 \(0%\)\s+115/500 \(23%\)\s+500/500", audit
+            r"strict, all\s+0/500 \(0%\)\s+0/500 \(0%\)\s+98/500 \(20%\)\s+500/500", audit
         )
-        assert re.search(r"strict, DB unchanged\s+0/203 \(0%\)\s+0/203 \(0%\)\s+115/203", audit)
-        assert "| strict, DB unchanged (203) | 0% | 0% | 57% | 100% |" in text
+        assert re.search(r"strict, DB unchanged\s+0/183 \(0%\)\s+0/183 \(0%\)\s+98/183", audit)
+        assert "| strict, DB unchanged (183) | 0% | 0% | 54% | 100% |" in text
         counts = json.loads(
             run_line("airline-gym tasks --tasks train.json --distribution --json", tmp_path).stdout
         )
-        assert counts["db"] == {"changes": 297, "unchanged": 203}
-        assert counts["tier"] == {"gold": 183, "regular": 150, "silver": 167}
-        assert "| tier | gold 183, silver 167, regular 150 |" in text
+        assert counts["db"] == {"changes": 317, "unchanged": 183}
+        assert counts["tier"] == {"gold": 183, "regular": 158, "silver": 159}
+        assert "| tier | gold 183, silver 159, regular 158 |" in text
     if name == "benchmark-grading":
         audit = outputs["airline-gym audit --tasks benchmark-graded.json --agents none"]
-        assert re.search(r"benchmark, all\s+161/500 \(32%\)\s+161/500 \(32%\)", audit)
-        assert "| benchmark, all (500) | **32%** | **32%** | 41% | 100% |" in text
+        assert re.search(r"benchmark, all\s+178/500 \(36%\)\s+178/500 \(36%\)", audit)
+        assert "| benchmark, all (500) | **36%** | **36%** | 42% | 100% |" in text
+    if name == "traits":  # issue 36: the page's table is what the command prints, each >= 5%
+        counts = json.loads(
+            outputs["airline-gym tasks --tasks train-2000.json --distribution --json"]
+        )
+        table = dict(re.findall(r"^\| `([\w:]+)` \| (\d+) \| [\d.]+% \|$", text, re.M))
+        assert {k: int(v) for k, v in table.items()} == counts["trait"]
+        assert min(counts["trait"].values()) >= 0.05 * 2000
+        assert counts["db"]["unchanged"] == 790 and "790 of the 2,000 (39.5%)" in text
+        flown = [
+            r
+            for r in json.loads((tmp_path / "train-2000.json").read_text())
+            if any(b.endswith("/flown") for b in r["airline_gym"]["bins"])
+        ]
+        past = [r for r in flown if "under_way" not in r["airline_gym"]["traits"]]
+        assert (len(flown), len(past)) == (172, 17) and len(past) < 0.2 * len(flown)
     if name == "warm-start":
         rows = [json.loads(line) for line in (tmp_path / "sft.jsonl").read_text().splitlines()]
         assert rows and all(row["reward"] == 1.0 for row in rows)
