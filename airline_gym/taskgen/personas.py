@@ -90,7 +90,7 @@ def persona_lines(persona: Persona) -> list[str]:
     if persona.confused:
         lines.append(
             "You are easily confused. When you explain why you are calling, you mention the "
-            "date of your trip before you give your reservation id, and you ask the agent to "
+            "date of your trip before you say which reservation it is, and you ask the agent to "
             "repeat what they are about to do when it gets complicated."
         )
     return lines
