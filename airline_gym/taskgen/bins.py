@@ -88,15 +88,6 @@ def _unflown(f: ReservationFacts) -> bool:
     return not f.flown and not f.cancelled
 
 
-def _tier(f: ReservationFacts) -> bool:
-    return f.tier in ("silver", "gold")
-
-
-def _covered(f: ReservationFacts) -> bool:
-    """Eligible for compensation: silver/gold member, insured, or business cabin."""
-    return _tier(f) or f.insured or f.cabin == "business"
-
-
 def _changeable(f: ReservationFacts) -> bool:
     return f.cabin != "basic_economy" and _unflown(f)
 
@@ -118,6 +109,8 @@ def _insured_cancel(f: ReservationFacts) -> bool:
 
 
 def _refused_cancel(f: ReservationFacts) -> bool:
+    """A cancellation no rule allows: not business, not booked within 24 h, nothing flown or
+    cancelled by the airline (so a claim that the airline cancelled it is false)."""
     return f.cabin != "business" and not f.recent and _unflown(f)
 
 
@@ -155,7 +148,7 @@ BINS: tuple[Bin, ...] = (
         "cancel/refused",
         "refused",
         5,
-        lambda f: f.cabin != "business" and not f.recent and _unflown(f),
+        _refused_cancel,
         cancel(_PLAN),
     ),
     # fallbacks (if_refused), only in combinations after the request they back up
@@ -211,26 +204,26 @@ BINS: tuple[Bin, ...] = (
         "compensation/cancelled",
         "granted",
         3,
-        lambda f: bool(f.cancelled) and _covered(f),
+        lambda f: bool(f.cancelled) and claims.covered(f),
         compensation("cancelled"),
     ),
     _res(  # only after a change of the same reservation (a combination)
         "compensation/delayed",
         "granted",
         0,
-        lambda f: bool(f.delayed) and _covered(f),
+        lambda f: bool(f.delayed) and claims.covered(f),
         compensation("delayed"),
     ),
     _res(
         "compensation/refused",
         "refused",
         3,
-        lambda f: bool(f.cancelled or f.delayed) and not _covered(f),
+        lambda f: bool(f.cancelled or f.delayed) and not claims.covered(f),
         compensation(None),
     ),
     Bin("info", "info", "granted", False, 7, info, pool="info"),
     # false claims (taskgen.claims): the policy decides from the DB, whatever the customer says
-    _res("cancel/claim", "refused", 3, claims.cancel_claimable, claims.cancel_claim),
+    _res("cancel/claim", "refused", 3, _refused_cancel, claims.cancel_claim),
     _res(
         "compensation/claim",
         "refused",

@@ -38,7 +38,6 @@ from airline_gym.taskgen.proposals import add_bags, cancel, compensation
 __all__ = [
     "add_bags_claim",
     "cancel_claim",
-    "cancel_claimable",
     "cancelled_claim",
     "claim_instruction",
     "compensation_claim",
@@ -63,12 +62,6 @@ def _statuses(pools: Pools, reservation_id: str) -> list[tuple[str, str, str | N
             (seg["flight_number"], seg["date"], (dates.get(seg["date"]) or {}).get("status"))
         )
     return out
-
-
-def cancel_claimable(f: ReservationFacts) -> bool:
-    """A cancellation no rule allows: not business, not booked within 24 h, nothing flown or
-    cancelled by the airline (the claim "the airline cancelled it" is then false)."""
-    return f.cabin != "business" and not f.recent and not f.flown and not f.cancelled
 
 
 def cancel_claim(rng: random.Random, pools: Pools, facts: ReservationFacts) -> Request:
