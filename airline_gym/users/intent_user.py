@@ -185,6 +185,14 @@ class IntentPlayer:
         trip = (self.intent.known.get("trip") or trip) if rid else None  # generated: its words
         return f"my reservation {trip}" if trip else "my upcoming reservation"
 
+    def _words(self, request: Request) -> str:
+        """``request`` as the customer states it."""
+        return say_request(request, self._which(request))
+
+    def _asking(self, request: Request) -> str:
+        """``request`` as the customer asks for it: its statement, then its claim (if any)."""
+        return asserting(request, self._words(request))
+
     def _current(self) -> Request | None:
         requests = self.intent.requests
         return requests[self.state.index] if self.state.index < len(requests) else None
@@ -196,13 +204,9 @@ class IntentPlayer:
         without waiting for a refusal), then the name and user id (when known)."""
         request = self._current()
         agenda = self.intent.requests if self.intent.persona.several_at_once else ()
-        asks = [asserting(r, say_request(r, self._which(r))) for r in agenda if not r.if_refused]
+        asks = [self._asking(r) for r in agenda if not r.if_refused]
         if not asks:
-            asks = [
-                asserting(request, say_request(request, self._which(request)))
-                if request
-                else "I have a question."
-            ]
+            asks = [self._asking(request) if request else "I have a question."]
         identity = []
         if self.known("name"):
             identity.append(f"My name is {self.intent.name}.")
@@ -282,15 +286,15 @@ class IntentPlayer:
             self.state.misses += 1
             if self.state.misses >= 2:
                 return self._leave(_MISSED)
-            return self._answered([verdict.why, say_request(request, self._which(request))])
+            return self._answered([verdict.why, self._words(request)])
         if identity:
             return self._answered(identity)
         if MORE_RE.search(text):
             if shows_done(request, self.db, self.intent.user_id, self.state.deal):
                 return self._advance("Thanks.")
-            return self._answered([f"Yes: {say_request(request, self._which(request))}"])
+            return self._answered([f"Yes: {self._words(request)}"])
         if HELP_RE.search(text):
-            return self._answered([say_request(request, self._which(request))])
+            return self._answered([self._words(request)])
         if (question and verdict.answer == "vague") or _bare_question(text, asked):
             return self._stall(request, VAGUE)
         return None
@@ -306,7 +310,7 @@ class IntentPlayer:
         self.state.stalls += 1
         if self.state.stalls >= self._patience():
             return self._leave(_NOT_DONE)
-        return self._say(f"{NOT_SEEN} {say_request(request, self._which(request))}")
+        return self._say(f"{NOT_SEEN} {self._words(request)}")
 
     def _recognised(self, asked: str) -> str | None:
         """The current request's reservation id if the agent's question names it (the customer
@@ -354,8 +358,7 @@ class IntentPlayer:
             end = "Never mind then, thank you." if declined else "That's everything, thank you."
             return f"{ack} {end} {STOP}"
         lead = lead_in(self.intent, index, self.voice.next_request())
-        said = asserting(request, say_request(request, self._which(request)))
-        return f"{ack} {lead} {said}"
+        return f"{ack} {lead} {self._asking(request)}"
 
     def _patience(self) -> int:
         return 3 if self.intent.persona.patient else 2
@@ -367,7 +370,7 @@ class IntentPlayer:
         if answer is not None:
             return self._say(answer)
         nudge = _NUDGE[(self.state.stalls - 1) % len(_NUDGE)]
-        return self._say(self.voice.nudge(f"{nudge} {say_request(request, self._which(request))}"))
+        return self._say(self.voice.nudge(f"{nudge} {self._words(request)}"))
 
     def _leave(self, why: str) -> str:
         """End the call unsatisfied (strict grading reads ``why``)."""
