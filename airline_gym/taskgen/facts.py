@@ -39,6 +39,7 @@ __all__ = [
     "reservation_read",
     "searches",
     "status_of",
+    "under_way",
     "user_read",
 ]
 
@@ -72,6 +73,14 @@ def status_of(db: AirlineDB, flight_number: str, date: str) -> str | None:
     if flight is None or date not in flight["dates"]:
         return None
     return str(flight["dates"][date]["status"])
+
+
+def under_way(statuses: Sequence[str | None]) -> bool:
+    """A trip under way, by its segments' statuses: one has taken off and another is still to
+    take (neither taken off nor cancelled)."""
+    return any(s in FLOWN for s in statuses) and any(
+        s not in FLOWN and s != "cancelled" for s in statuses
+    )
 
 
 def flown_segments(db: AirlineDB, reservation: Record) -> list[Record]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from airline_gym.domain.database import PristineDB
-from airline_gym.taskgen.facts import directions
+from airline_gym.taskgen.facts import FLOWN, directions, under_way
 from airline_gym.taskgen.rotation import Rotation
 
 __all__ = ["NOW", "RECENT_SINCE", "Pools", "ReservationFacts", "build_pools"]
@@ -93,7 +93,7 @@ def _facts(res: Mapping[str, Any], flights: Mapping[str, Any], tier: str) -> Res
         status = ((flights.get(seg["flight_number"]) or {}).get("dates") or {}).get(seg["date"])
         state = (status or {}).get("status")
         states.append(state)
-        if state in ("landed", "flying"):
+        if state in FLOWN:
             flown = True
         elif state == "cancelled":
             cancelled.append((seg["flight_number"], seg["date"]))
@@ -112,7 +112,7 @@ def _facts(res: Mapping[str, Any], flights: Mapping[str, Any], tier: str) -> Res
         round_trip=res.get("flight_type") == "round_trip",
         bags=int(res.get("total_baggages") or 0),
         tier=tier,
-        under_way=flown and any(s not in ("landed", "flying", "cancelled") for s in states),
+        under_way=under_way(states),
         return_open=_return_open(res, states),
     )
 
@@ -124,10 +124,9 @@ def _return_open(res: Mapping[str, Any], states: list[str | None]) -> bool:
     parts = directions(res)  # type: ignore[arg-type]
     out = [states[i] for i in parts["outbound"]]
     back = [states[i] for i in parts["return"]]
-    flown = ("landed", "flying")
     return (
         bool(out and back)
-        and all(s in flown for s in out)
+        and all(s in FLOWN for s in out)
         and all(s in ("available", "on time", "delayed") for s in back)
     )
 

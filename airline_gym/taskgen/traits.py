@@ -36,7 +36,7 @@ from collections.abc import Iterable
 
 from airline_gym.domain.database import AirlineDB
 from airline_gym.domain.intents import PERSONA_STYLES, FlightRule, Intent, Request
-from airline_gym.taskgen.facts import FLOWN, status_of
+from airline_gym.taskgen.facts import status_of, under_way
 
 __all__ = ["TRAITS", "UNKNOWN", "task_traits"]
 
@@ -72,10 +72,7 @@ def _under_way(db: AirlineDB, reservation_id: str | None) -> bool:
     reservation = db.reservation(reservation_id) if reservation_id else None
     if reservation is None or reservation["status"] == "cancelled":
         return False
-    states = [status_of(db, s["flight_number"], s["date"]) for s in reservation["flights"]]
-    return any(s in FLOWN for s in states) and any(
-        s not in FLOWN and s != "cancelled" for s in states
-    )
+    return under_way([status_of(db, s["flight_number"], s["date"]) for s in reservation["flights"]])
 
 
 def task_traits(intent: Intent, db: AirlineDB | None) -> list[str]:
